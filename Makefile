@@ -1,0 +1,117 @@
+# SPDX-License-Identifier: GPL-2.0-only
+#
+# ntrace: N-Trace and CTR tracing for RISC-V Linux.
+#
+#   make            libntrace (static + shared + pkg-config) and the CLI
+#   make check      install what is missing, build, run every test
+#   make demo       trace a real RISC-V program and look at the result
+#   make bench      benchmarks (figures and baseline in one run)
+#
+# Variables: O=<dir> build directory (default build), CC, SAN=1 for an
+# ASan/UBSan build.
+
+O ?= build
+CC ?= gcc
+PKG_CONFIG ?= pkg-config
+VERSION := 0.1.0
+
+ifeq ($(SAN),1)
+SANFLAGS := -fsanitize=address,undefined -fno-omit-frame-pointer \
+	    -fno-sanitize-recover=undefined
+OPT ?= -O1 -g
+else
+OPT ?= -O2 -g
+endif
+
+WARN := -Wall -Wextra -Werror -Wshadow -Wstrict-prototypes \
+	-Wmissing-prototypes -Wformat=2
+BASE_CFLAGS := -std=c11 -D_GNU_SOURCE $(OPT) $(WARN) $(SANFLAGS)
+LIB_CFLAGS := $(BASE_CFLAGS) -fPIC -fvisibility=default
+INC := -Itools/lib/ntrace
+ELF_LIBS := $(shell $(PKG_CONFIG) --libs libelf 2>/dev/null || echo -lelf)
+
+LIB_SRCS := $(addprefix tools/lib/ntrace/, codec.c encoder.c insn.c \
+	    image.c pcgen.c bluespec.c msgfmt.c)
+LIB_OBJS := $(patsubst %.c,$(O)/%.o,$(LIB_SRCS))
+LIB_A := $(O)/libntrace.a
+LIB_SO := $(O)/libntrace.so.0
+LIB_PC := $(O)/libntrace.pc
+
+CLI_SRCS := $(wildcard tools/ntrace/*.c)
+CLI_OBJS := $(patsubst %.c,$(O)/%.o,$(CLI_SRCS))
+CLI := $(O)/ntrace
+
+TEST_DIR := tools/testing/ntrace
+TESTS := $(patsubst $(TEST_DIR)/%.c,$(O)/tests/%,$(wildcard $(TEST_DIR)/test_*.c))
+TEST_TOOLS := $(O)/tests/insn_objdump_check
+
+BENCH_SRCS := $(wildcard bench/*.c)
+BENCHES := $(patsubst bench/%.c,$(O)/bench/%,$(BENCH_SRCS))
+
+all: $(LIB_A) $(LIB_SO) $(LIB_PC) $(CLI)
+
+$(O)/%.o: %.c tools/lib/ntrace/ntrace.h tools/lib/ntrace/bluespec.h
+	@mkdir -p $(dir $@)
+	$(CC) $(LIB_CFLAGS) $(INC) -c $< -o $@
+
+$(LIB_A): $(LIB_OBJS)
+	rm -f $@
+	$(AR) rcs $@ $^
+
+$(LIB_SO): $(LIB_OBJS)
+	$(CC) $(SANFLAGS) -shared -Wl,-soname,libntrace.so.0 -o $@ $^ $(ELF_LIBS)
+	ln -sf libntrace.so.0 $(O)/libntrace.so
+
+$(LIB_PC): tools/lib/ntrace/libntrace.pc.in
+	@mkdir -p $(dir $@)
+	sed -e 's|@PREFIX@|$(PREFIX)|; s|@VERSION@|$(VERSION)|' $< > $@
+
+$(CLI): $(CLI_OBJS) $(LIB_A)
+	$(CC) $(SANFLAGS) -o $@ $(CLI_OBJS) $(LIB_A) $(ELF_LIBS)
+
+$(O)/tests/%: $(TEST_DIR)/%.c $(LIB_A) $(TEST_DIR)/tap.h
+	@mkdir -p $(dir $@)
+	$(CC) $(BASE_CFLAGS) $(INC) -I$(TEST_DIR) -o $@ $< $(LIB_A) $(ELF_LIBS) -lm
+
+tests: $(TESTS) $(TEST_TOOLS) $(CLI)
+
+$(O)/bench/%: bench/%.c $(LIB_A)
+	@mkdir -p $(dir $@)
+	$(CC) $(BASE_CFLAGS) $(INC) -o $@ $< $(LIB_A) $(ELF_LIBS)
+
+# libFuzzer target (clang only); built by the test runner
+$(O)/fuzz/fuzz_reader: $(TEST_DIR)/fuzz_reader.c $(LIB_SRCS)
+	@mkdir -p $(dir $@)
+	clang -std=c11 -D_GNU_SOURCE -g -O1 -fsanitize=fuzzer,address,undefined \
+		$(INC) -o $@ $^ $(ELF_LIBS)
+
+# RISC-V test programs and their executed-PC traces
+NT_PROG_OUT := $(O)/programs
+include $(TEST_DIR)/programs/programs.mk
+
+check:
+	bash $(TEST_DIR)/run-tests.sh
+
+demo:
+	bash scripts/demo.sh
+
+bench: $(BENCHES) $(CLI)
+	bash bench/run.sh $(O)
+
+PREFIX ?= /usr/local
+install: all
+	install -d $(DESTDIR)$(PREFIX)/lib/pkgconfig $(DESTDIR)$(PREFIX)/include \
+		$(DESTDIR)$(PREFIX)/bin
+	install -m 644 $(LIB_A) $(DESTDIR)$(PREFIX)/lib/
+	install -m 755 $(LIB_SO) $(DESTDIR)$(PREFIX)/lib/
+	ln -sf libntrace.so.0 $(DESTDIR)$(PREFIX)/lib/libntrace.so
+	install -m 644 $(LIB_PC) $(DESTDIR)$(PREFIX)/lib/pkgconfig/
+	install -m 644 tools/lib/ntrace/ntrace.h tools/lib/ntrace/bluespec.h \
+		$(DESTDIR)$(PREFIX)/include/
+	install -m 755 $(CLI) $(DESTDIR)$(PREFIX)/bin/
+
+clean:
+	rm -rf $(O)
+
+.PHONY: all tests check demo bench install clean
+.SECONDARY:

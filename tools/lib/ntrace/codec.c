@@ -1,0 +1,868 @@
+// SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause)
+/*
+ * N-Trace message codec: bytes <-> messages (N-Trace 1.0 chapter 3 and the
+ * message tables of chapters 5 and 6).
+ *
+ * Every byte carries MSEO in bits [1:0] and six MDO bits in [7:2]; fields
+ * are packed LSB first. Fixed fields may share an MDO with the first bits
+ * of the following variable field; a variable field always ends on a byte
+ * boundary, marked by MSEO=01 (end of field) or MSEO=11 (end of message).
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "ntrace.h"
+
+#define MSEO_NORMAL	0u
+#define MSEO_END_FIELD	1u
+#define MSEO_RESERVED	2u
+#define MSEO_END_MSG	3u
+#define IDLE_BYTE	0xffu
+
+/* Variable fields one message may carry before it is malformed. */
+#define MAX_VAR_FIELDS	(NT_MAX_RAW_FIELDS + 2)
+
+static const char *const tcode_names[64] = {
+	[NT_TCODE_OWNERSHIP] = "Ownership",
+	[NT_TCODE_DIRECT_BRANCH] = "DirectBranch",
+	[NT_TCODE_INDIRECT_BRANCH] = "IndirectBranch",
+	[NT_TCODE_ERROR] = "Error",
+	[NT_TCODE_PROG_TRACE_SYNC] = "ProgTraceSync",
+	[NT_TCODE_DIRECT_BRANCH_SYNC] = "DirectBranchSync",
+	[NT_TCODE_INDIRECT_BRANCH_SYNC] = "IndirectBranchSync",
+	[NT_TCODE_RESOURCE_FULL] = "ResourceFull",
+	[NT_TCODE_INDIRECT_BRANCH_HIST] = "IndirectBranchHist",
+	[NT_TCODE_INDIRECT_BRANCH_HIST_SYNC] = "IndirectBranchHistSync",
+	[NT_TCODE_REPEAT_BRANCH] = "RepeatBranch",
+	[NT_TCODE_PROG_TRACE_CORRELATION] = "ProgTraceCorrelation",
+};
+
+const char *nt_tcode_name(unsigned int tcode)
+{
+	if (tcode >= NT_TCODE_VENDOR_FIRST && tcode <= NT_TCODE_VENDOR_LAST)
+		return "VendorDefined";
+	if (tcode < 64 && tcode_names[tcode])
+		return tcode_names[tcode];
+	return "Reserved";
+}
+
+const char *nt_err_name(unsigned int err)
+{
+	static const char *const names[NT_ERR__COUNT] = {
+		[NT_OK] = "ok",
+		[NT_ERR_MSEO_RESERVED] = "reserved MSEO sequence",
+		[NT_ERR_GARBAGE] = "bytes outside any message",
+		[NT_ERR_FIELD_TOO_LONG] = "field longer than 64 bits",
+		[NT_ERR_MSG_TOO_LONG] = "message longer than the maximum",
+		[NT_ERR_TRUNCATED] = "truncated message",
+		[NT_ERR_BAD_LAYOUT] = "fields do not match the TCODE",
+		[NT_ERR_UNKNOWN_TCODE] = "reserved TCODE",
+	};
+
+	return err < NT_ERR__COUNT ? names[err] : "unknown error";
+}
+
+const char *nt_sync_name(unsigned int sync)
+{
+	static const char *const names[16] = {
+		[NT_SYNC_EXTERNAL_TRIGGER] = "external-trigger",
+		[NT_SYNC_RESET] = "reset-exit",
+		[NT_SYNC_PERIODIC] = "periodic",
+		[NT_SYNC_DEBUG_EXIT] = "debug-exit",
+		[NT_SYNC_ICNT_FULL] = "icnt-full",
+		[NT_SYNC_TRACE_ENABLE] = "trace-enable",
+		[NT_SYNC_TRACE_EVENT] = "trace-event",
+		[NT_SYNC_FIFO_OVERRUN] = "fifo-overrun",
+		[NT_SYNC_POWER_DOWN_EXIT] = "power-down-exit",
+	};
+
+	if (sync < 16 && names[sync])
+		return names[sync];
+	return sync >= 14 && sync < 16 ? "vendor" : "reserved";
+}
+
+bool nt_tcode_is_sync(unsigned int tcode)
+{
+	return tcode == NT_TCODE_PROG_TRACE_SYNC ||
+	       tcode == NT_TCODE_DIRECT_BRANCH_SYNC ||
+	       tcode == NT_TCODE_INDIRECT_BRANCH_SYNC ||
+	       tcode == NT_TCODE_INDIRECT_BRANCH_HIST_SYNC;
+}
+
+static bool tcode_is_known(unsigned int tcode)
+{
+	return tcode < 64 && tcode_names[tcode];
+}
+
+static unsigned int addr_field_bits(const struct nt_stream_cfg *cfg)
+{
+	return cfg->xlen == 32 ? 31 : 63;
+}
+
+static uint64_t low_mask(unsigned int bits)
+{
+	return bits >= 64 ? ~0ull : (1ull << bits) - 1;
+}
+
+/*
+ * Section 8.2: with trTeInstExtendAddrMSB the top bit of the last MDO is
+ * replicated up to the top of the address field. A field as wide as the
+ * address is never extended.
+ */
+static uint64_t extend_addr(const struct nt_stream_cfg *cfg, uint64_t v,
+			    unsigned int nbits)
+{
+	unsigned int width = addr_field_bits(cfg);
+
+	if (cfg->extend_addr_msb && nbits && nbits < width &&
+	    (v >> (nbits - 1)) & 1)
+		v |= ~low_mask(nbits);
+	return v & low_mask(width);
+}
+
+/* ---- message layouts -------------------------------------------------- */
+
+/*
+ * The layout of each standard TCODE: fixed fields after TCODE/SRC, and the
+ * variable fields before the optional TSTAMP.
+ */
+enum var_kind { V_ICNT, V_FADDR, V_UADDR, V_HIST, V_PROCESS, V_ECODE,
+		V_BCNT, V_RDATA0, V_RDATA1 };
+
+struct layout {
+	uint8_t fixed_sync, fixed_btype, fixed_4bit;	/* 4-bit: ETYPE/RCODE/EVCODE */
+	uint8_t fixed_cdf;
+	uint8_t nvar;
+	uint8_t var[3];
+};
+
+static bool get_layout(unsigned int tcode, struct layout *l)
+{
+	memset(l, 0, sizeof(*l));
+	switch (tcode) {
+	case NT_TCODE_OWNERSHIP:
+		l->nvar = 1; l->var[0] = V_PROCESS;
+		return true;
+	case NT_TCODE_DIRECT_BRANCH:
+		l->nvar = 1; l->var[0] = V_ICNT;
+		return true;
+	case NT_TCODE_INDIRECT_BRANCH:
+		l->fixed_btype = 1;
+		l->nvar = 2; l->var[0] = V_ICNT; l->var[1] = V_UADDR;
+		return true;
+	case NT_TCODE_ERROR:
+		l->fixed_4bit = 1;
+		l->nvar = 1; l->var[0] = V_ECODE;
+		return true;
+	case NT_TCODE_PROG_TRACE_SYNC:
+	case NT_TCODE_DIRECT_BRANCH_SYNC:
+		l->fixed_sync = 1;
+		l->nvar = 2; l->var[0] = V_ICNT; l->var[1] = V_FADDR;
+		return true;
+	case NT_TCODE_INDIRECT_BRANCH_SYNC:
+		l->fixed_sync = 1; l->fixed_btype = 1;
+		l->nvar = 2; l->var[0] = V_ICNT; l->var[1] = V_FADDR;
+		return true;
+	case NT_TCODE_RESOURCE_FULL:
+		l->fixed_4bit = 1;
+		l->nvar = 1; l->var[0] = V_RDATA0;	/* RCODE decides more */
+		return true;
+	case NT_TCODE_INDIRECT_BRANCH_HIST:
+		l->fixed_btype = 1;
+		l->nvar = 3; l->var[0] = V_ICNT; l->var[1] = V_UADDR;
+		l->var[2] = V_HIST;
+		return true;
+	case NT_TCODE_INDIRECT_BRANCH_HIST_SYNC:
+		l->fixed_sync = 1; l->fixed_btype = 1;
+		l->nvar = 3; l->var[0] = V_ICNT; l->var[1] = V_FADDR;
+		l->var[2] = V_HIST;
+		return true;
+	case NT_TCODE_REPEAT_BRANCH:
+		l->nvar = 1; l->var[0] = V_BCNT;
+		return true;
+	case NT_TCODE_PROG_TRACE_CORRELATION:
+		l->fixed_4bit = 1; l->fixed_cdf = 1;
+		l->nvar = 1; l->var[0] = V_ICNT;	/* CDF decides HIST */
+		return true;
+	default:
+		return false;
+	}
+}
+
+/* ---- parsing one complete message ---------------------------------- */
+
+struct src_state {
+	uint64_t addr;
+	uint64_t time;
+};
+
+struct nt_reader {
+	struct nt_stream_cfg cfg;
+	const uint8_t *chunk;
+	size_t len, pos;
+	uint64_t chunk_base;	/* stream offset of chunk[0] */
+	bool finished;
+	bool after_end;		/* previous byte had MSEO=11 (or none yet) */
+	bool skipping;		/* resynchronising: wait for MSEO=11 */
+	/* partial message carried across chunks */
+	bool in_msg;
+	uint32_t blen;
+	uint64_t msg_off;
+	/* error being accumulated until the next resynchronisation point */
+	bool perr;
+	uint8_t perr_kind;
+	uint64_t perr_off, perr_at, perr_end;
+	struct src_state *src;
+	uint8_t buf[NT_MAX_VENDOR_MSG_BYTES];
+};
+
+struct var_field {
+	uint64_t v;
+	unsigned int nbits;
+};
+
+static uint16_t max_msg_bytes(const struct nt_stream_cfg *cfg,
+			      unsigned int tcode)
+{
+	if (!tcode_is_known(tcode))
+		return NT_MAX_VENDOR_MSG_BYTES;
+	if (cfg->max_msg_bytes && cfg->max_msg_bytes < NT_MAX_VENDOR_MSG_BYTES)
+		return cfg->max_msg_bytes;
+	return NT_MAX_MSG_BYTES;
+}
+
+/*
+ * Split a complete message (last byte has MSEO=11) into TCODE, SRC, the
+ * requested fixed bits and its variable fields. Returns an NT_ERR_* code.
+ */
+static int split_msg(const struct nt_stream_cfg *cfg, const uint8_t *p,
+		     uint32_t n, unsigned int fixed_bits, uint64_t *fixed,
+		     struct var_field *vf, unsigned int *nvf)
+{
+	uint32_t i = 0;
+	unsigned int bit = 0;	/* next MDO bit of p[i] */
+	unsigned int got = 0;
+	uint64_t acc = 0;
+
+	/* fixed fields, TCODE included, may cross MDO boundaries */
+	while (got < fixed_bits) {
+		unsigned int take = 6 - bit;
+		uint64_t mdo;
+
+		if (i >= n)
+			return NT_ERR_BAD_LAYOUT;
+		if (take > fixed_bits - got)
+			take = fixed_bits - got;
+		mdo = (uint64_t)(p[i] >> (2 + bit)) & low_mask(take);
+		acc |= mdo << got;
+		got += take;
+		bit += take;
+		if (bit == 6) {
+			/* a byte filled by fixed bits cannot end a field */
+			if ((p[i] & 3) != MSEO_NORMAL)
+				return NT_ERR_BAD_LAYOUT;
+			bit = 0;
+			i++;
+		}
+	}
+	*fixed = acc;
+
+	*nvf = 0;
+	while (i < n) {
+		uint64_t v = 0;
+		unsigned int nbits = 0;
+		unsigned int mseo;
+
+		if (*nvf == MAX_VAR_FIELDS)
+			return NT_ERR_BAD_LAYOUT;
+		do {
+			uint64_t mdo = (uint64_t)(p[i] >> (2 + bit));
+			unsigned int take = 6 - bit;
+
+			mseo = p[i] & 3;
+			if (nbits >= 64) {
+				if (mdo)
+					return NT_ERR_FIELD_TOO_LONG;
+			} else {
+				if (nbits + take > 64 && (mdo >> (64 - nbits)))
+					return NT_ERR_FIELD_TOO_LONG;
+				v |= mdo << nbits;
+			}
+			nbits += take;
+			bit = 0;
+			i++;
+		} while (mseo == MSEO_NORMAL && i < n);
+		if (mseo == MSEO_NORMAL)
+			return NT_ERR_TRUNCATED;
+		vf[*nvf].v = v;
+		vf[*nvf].nbits = nbits > 64 ? 64 : nbits;
+		(*nvf)++;
+		if (mseo == MSEO_END_MSG)
+			break;
+	}
+	(void)cfg;
+	return i == n ? NT_OK : NT_ERR_BAD_LAYOUT;
+}
+
+static struct src_state *src_state(struct nt_reader *r, unsigned int src)
+{
+	return &r->src[src];
+}
+
+static int parse_msg(struct nt_reader *r, const uint8_t *p, uint32_t n,
+		     struct nt_msg *m)
+{
+	const struct nt_stream_cfg *cfg = &r->cfg;
+	struct var_field vf[MAX_VAR_FIELDS];
+	unsigned int nvf, fixed_bits, tcode = p[0] >> 2;
+	unsigned int shift, nbase, k;
+	struct layout l;
+	struct src_state *st;
+	uint64_t fixed;
+	bool known = get_layout(tcode, &l);
+	bool has_ts;
+	int err;
+
+	m->tcode = tcode;
+	fixed_bits = 6 + cfg->src_bits;
+	if (known)
+		fixed_bits += 4 * (l.fixed_sync + l.fixed_4bit) +
+			      2 * (l.fixed_btype + l.fixed_cdf);
+	err = split_msg(cfg, p, n, fixed_bits, &fixed, vf, &nvf);
+	if (err)
+		return err;
+
+	shift = 6;
+	if (cfg->src_bits) {
+		m->src = (fixed >> shift) & low_mask(cfg->src_bits);
+		m->fields |= NT_F_SRC;
+		shift += cfg->src_bits;
+	}
+	st = src_state(r, m->src);
+
+	if (!known) {
+		/* vendor or reserved: keep the raw fields for dumps */
+		m->nraw = nvf > NT_MAX_RAW_FIELDS ? NT_MAX_RAW_FIELDS : nvf;
+		for (k = 0; k < m->nraw; k++)
+			m->raw[k] = vf[k].v;
+		m->fields |= NT_F_RAW;
+		m->time = st->time;
+		if (tcode < NT_TCODE_VENDOR_FIRST || tcode > NT_TCODE_VENDOR_LAST)
+			return NT_ERR_UNKNOWN_TCODE;
+		return NT_OK;
+	}
+
+	if (l.fixed_sync) {
+		m->sync = (fixed >> shift) & 0xf;
+		m->fields |= NT_F_SYNC;
+		shift += 4;
+	}
+	if (l.fixed_4bit) {
+		unsigned int v = (fixed >> shift) & 0xf;
+
+		shift += 4;
+		if (tcode == NT_TCODE_ERROR) {
+			m->etype = v;
+			m->fields |= NT_F_ETYPE;
+		} else if (tcode == NT_TCODE_RESOURCE_FULL) {
+			m->rcode = v;
+			m->fields |= NT_F_RCODE;
+		} else {
+			m->evcode = v;
+			m->fields |= NT_F_EVCODE;
+		}
+	}
+	if (l.fixed_btype) {
+		m->btype = (fixed >> shift) & 3;
+		m->fields |= NT_F_BTYPE;
+		shift += 2;
+	}
+	if (l.fixed_cdf) {
+		m->cdf = (fixed >> shift) & 3;
+		m->fields |= NT_F_CDF;
+	}
+
+	/* how many variable fields precede TSTAMP */
+	nbase = l.nvar;
+	if (tcode == NT_TCODE_RESOURCE_FULL) {
+		if (m->rcode == NT_RCODE_ICNT || m->rcode == NT_RCODE_HIST)
+			nbase = 1;
+		else if (m->rcode == NT_RCODE_HIST_REPEAT)
+			nbase = 2;
+		else	/* vendor/reserved RCODE: all but a TSTAMP */
+			nbase = cfg->timestamps && nvf > 1 ? nvf - 1 : nvf;
+		if (nbase > 2 || nbase < 1)
+			return NT_ERR_BAD_LAYOUT;
+	} else if (tcode == NT_TCODE_PROG_TRACE_CORRELATION) {
+		/*
+		 * CDF=1 announces HIST. Be lenient with peers that write CDF=0
+		 * in HTM: without timestamps a second field can only be HIST.
+		 */
+		if (m->cdf == 1 || (!cfg->timestamps && nvf == 2))
+			nbase = 2;
+	}
+	if (nvf == nbase)
+		has_ts = false;
+	else if (nvf == nbase + 1 && cfg->timestamps)
+		has_ts = true;
+	else
+		return NT_ERR_BAD_LAYOUT;
+
+	for (k = 0; k < nbase; k++) {
+		unsigned int kind = k < l.nvar ? l.var[k] : V_HIST;
+		uint64_t v = vf[k].v;
+
+		if (tcode == NT_TCODE_RESOURCE_FULL)
+			kind = k ? V_RDATA1 : V_RDATA0;
+		switch (kind) {
+		case V_ICNT:
+			m->icnt = v;
+			m->fields |= NT_F_ICNT;
+			break;
+		case V_FADDR:
+			m->addr_field = extend_addr(cfg, v, vf[k].nbits);
+			m->target = m->addr_field << 1;
+			m->fields |= NT_F_FADDR;
+			break;
+		case V_UADDR:
+			m->addr_field = extend_addr(cfg, v, vf[k].nbits);
+			m->target = (m->addr_field << 1) ^ st->addr;
+			m->fields |= NT_F_UADDR;
+			break;
+		case V_HIST:
+			m->hist = v;
+			m->fields |= NT_F_HIST;
+			break;
+		case V_PROCESS:
+			m->process = v;
+			m->fields |= NT_F_PROCESS;
+			break;
+		case V_ECODE:
+			m->ecode = v;
+			m->fields |= NT_F_ECODE;
+			break;
+		case V_BCNT:
+			m->bcnt = v;
+			m->fields |= NT_F_BCNT;
+			break;
+		case V_RDATA0:
+		case V_RDATA1:
+			m->rdata[kind - V_RDATA0] = v;
+			m->nrdata = kind - V_RDATA0 + 1;
+			m->fields |= NT_F_RDATA;
+			break;
+		}
+	}
+	if (m->fields & (NT_F_FADDR | NT_F_UADDR)) {
+		m->target &= low_mask(cfg->xlen == 32 ? 32 : 64);
+		st->addr = m->target;
+	}
+	if (has_ts) {
+		m->tstamp = vf[nbase].v;
+		m->fields |= NT_F_TSTAMP;
+		/* chapter 7.5: absolute in sync messages, else relative */
+		st->time = nt_tcode_is_sync(tcode) ? m->tstamp
+						    : st->time + m->tstamp;
+	}
+	m->time = st->time;
+	return NT_OK;
+}
+
+/* ---- streaming reader ---------------------------------------------- */
+
+struct nt_reader *nt_reader_new(const struct nt_stream_cfg *cfg)
+{
+	struct nt_reader *r;
+
+	if (cfg->src_bits > NT_MAX_SRC_BITS ||
+	    (cfg->xlen && cfg->xlen != 32 && cfg->xlen != 64))
+		return NULL;
+	r = calloc(1, sizeof(*r));
+	if (!r)
+		return NULL;
+	r->cfg = *cfg;
+	if (!r->cfg.xlen)
+		r->cfg.xlen = 64;
+	r->src = calloc((size_t)1 << cfg->src_bits, sizeof(*r->src));
+	if (!r->src) {
+		free(r);
+		return NULL;
+	}
+	r->after_end = true;
+	return r;
+}
+
+void nt_reader_free(struct nt_reader *r)
+{
+	if (!r)
+		return;
+	free(r->src);
+	free(r);
+}
+
+void nt_reader_feed(struct nt_reader *r, const uint8_t *data, size_t len)
+{
+	r->chunk_base += r->len;
+	r->chunk = data;
+	r->len = len;
+	r->pos = 0;
+}
+
+void nt_reader_finish(struct nt_reader *r)
+{
+	r->finished = true;
+}
+
+void nt_reader_reset_state(struct nt_reader *r)
+{
+	memset(r->src, 0, ((size_t)1 << r->cfg.src_bits) * sizeof(*r->src));
+}
+
+static void error_begin(struct nt_reader *r, unsigned int kind, uint64_t off,
+			uint64_t at)
+{
+	if (!r->perr) {
+		r->perr = true;
+		r->perr_kind = kind;
+		r->perr_off = off;
+		r->perr_at = at;
+	}
+	r->perr_end = at + 1;
+}
+
+static int error_emit(struct nt_reader *r, struct nt_msg *m)
+{
+	memset(m, 0, sizeof(*m));
+	m->err = r->perr_kind;
+	m->offset = r->perr_off;
+	m->err_at = r->perr_at;
+	m->size = (uint32_t)(r->perr_end - r->perr_off);
+	r->perr = false;
+	return 1;
+}
+
+/* Parse a whole message held in p; fills m (message or error record). */
+static int deliver(struct nt_reader *r, const uint8_t *p, uint32_t n,
+		   uint64_t off, struct nt_msg *m)
+{
+	int err;
+
+	memset(m, 0, sizeof(*m));
+	m->offset = off;
+	m->size = n;
+	err = parse_msg(r, p, n, m);
+	if (err && err != NT_ERR_UNKNOWN_TCODE) {
+		uint32_t size = m->size;
+
+		memset(m, 0, sizeof(*m));
+		m->offset = off;
+		m->err_at = off;
+		m->size = size;
+	}
+	m->err = err;
+	return 1;
+}
+
+int nt_reader_next(struct nt_reader *r, struct nt_msg *m)
+{
+	while (r->pos < r->len) {
+		const uint8_t *c = r->chunk;
+		uint64_t off = r->chunk_base + r->pos;
+		uint8_t b = c[r->pos];
+		unsigned int mseo = b & 3;
+
+		if (r->in_msg) {
+			/* continue a message that started in an earlier chunk */
+			if (mseo == MSEO_RESERVED) {
+				error_begin(r, NT_ERR_MSEO_RESERVED, r->msg_off,
+					    off);
+				r->in_msg = false;
+				r->skipping = true;
+				r->after_end = false;
+				r->pos++;
+				continue;
+			}
+			if (r->blen == max_msg_bytes(&r->cfg, r->buf[0] >> 2)) {
+				error_begin(r, NT_ERR_MSG_TOO_LONG, r->msg_off,
+					    off);
+				r->in_msg = false;
+				r->skipping = mseo != MSEO_END_MSG;
+				r->after_end = mseo == MSEO_END_MSG;
+				r->pos++;
+				continue;
+			}
+			r->buf[r->blen++] = b;
+			r->pos++;
+			if (mseo == MSEO_END_MSG) {
+				r->in_msg = false;
+				r->after_end = true;
+				return deliver(r, r->buf, r->blen, r->msg_off,
+					       m);
+			}
+			continue;
+		}
+
+		if (r->skipping) {
+			/* resynchronise: the next message follows an MSEO=11 */
+			r->perr_end = off + 1;
+			r->pos++;
+			if (mseo == MSEO_END_MSG) {
+				r->skipping = false;
+				r->after_end = true;
+			}
+			continue;
+		}
+
+		if (b == IDLE_BYTE) {
+			r->pos++;
+			r->after_end = true;
+			continue;
+		}
+
+		if (mseo == MSEO_NORMAL && r->after_end) {
+			size_t lim, j;
+
+			if (r->perr)
+				return error_emit(r, m);
+			/* fast path: the whole message is inside this chunk */
+			lim = max_msg_bytes(&r->cfg, b >> 2);
+			if (lim > r->len - r->pos)
+				lim = r->len - r->pos;
+			for (j = 1; j < lim; j++) {
+				unsigned int s = c[r->pos + j] & 3;
+
+				if (s == MSEO_END_MSG) {
+					uint32_t n = (uint32_t)(j + 1);
+
+					r->pos += n;
+					return deliver(r, c + r->pos - n, n, off,
+						       m);
+				}
+				if (s == MSEO_RESERVED)
+					break;
+			}
+			/* slow path: copy and let the byte loop decide */
+			r->in_msg = true;
+			r->msg_off = off;
+			r->buf[0] = b;
+			r->blen = 1;
+			r->pos++;
+			continue;
+		}
+
+		/* a byte that cannot start a message here */
+		if (mseo == MSEO_END_MSG) {
+			error_begin(r, NT_ERR_GARBAGE, off, off);
+			r->after_end = true;
+		} else {
+			error_begin(r, mseo == MSEO_RESERVED ?
+				    NT_ERR_MSEO_RESERVED : NT_ERR_GARBAGE,
+				    off, off);
+			r->skipping = true;
+			r->after_end = false;
+		}
+		r->pos++;
+	}
+
+	if (!r->finished)
+		return 0;
+	if (r->in_msg) {
+		error_begin(r, NT_ERR_TRUNCATED, r->msg_off,
+			    r->chunk_base + r->len - 1);
+		r->in_msg = false;
+	}
+	if (r->perr)
+		return error_emit(r, m);
+	return 0;
+}
+
+/* ---- writer --------------------------------------------------------- */
+
+struct bit_writer {
+	uint8_t *out;
+	size_t cap, n;
+	uint64_t acc;		/* MDO bits not yet written */
+	unsigned int nacc;	/* 0..5 */
+	bool overflow;
+};
+
+static void bw_byte(struct bit_writer *w, unsigned int mdo, unsigned int mseo)
+{
+	if (w->n >= w->cap) {
+		w->overflow = true;
+		return;
+	}
+	w->out[w->n++] = (uint8_t)(((mdo & 0x3f) << 2) | mseo);
+}
+
+static void bw_fixed(struct bit_writer *w, uint64_t v, unsigned int nbits)
+{
+	while (nbits) {
+		unsigned int take = 6 - w->nacc;
+
+		if (take > nbits)
+			take = nbits;
+		w->acc |= (v & low_mask(take)) << w->nacc;
+		v >>= take;
+		nbits -= take;
+		w->nacc += take;
+		if (w->nacc == 6) {
+			bw_byte(w, (unsigned int)w->acc, MSEO_NORMAL);
+			w->acc = 0;
+			w->nacc = 0;
+		}
+	}
+}
+
+/* Emit a variable field holding exactly the low nbits of v (nbits >= 1). */
+static void bw_var_bits(struct bit_writer *w, uint64_t v, unsigned int nbits,
+			bool last)
+{
+	for (;;) {
+		unsigned int take = 6 - w->nacc;
+		bool end = nbits <= take;
+
+		w->acc |= (v & low_mask(take)) << w->nacc;
+		v = take >= 64 ? 0 : v >> take;
+		bw_byte(w, (unsigned int)w->acc,
+			end ? (last ? MSEO_END_MSG : MSEO_END_FIELD)
+			    : MSEO_NORMAL);
+		w->acc = 0;
+		w->nacc = 0;
+		if (end)
+			return;
+		nbits -= take;
+	}
+}
+
+static unsigned int bit_length(uint64_t v)
+{
+	return v ? 64 - (unsigned int)__builtin_clzll(v) : 0;
+}
+
+static void bw_var(struct bit_writer *w, uint64_t v, bool last)
+{
+	unsigned int n = bit_length(v);
+
+	bw_var_bits(w, v, n ? n : 1, last);
+}
+
+/*
+ * Shortest encoding of an address field. Without the extension only
+ * leading zeroes are dropped; with it (section 8.2) the decoder replicates
+ * the top bit of the last MDO, so the field is cut after the MDO where
+ * that replication reproduces the value.
+ */
+static void bw_addr(struct bit_writer *w, const struct nt_stream_cfg *cfg,
+		    uint64_t v, bool last)
+{
+	unsigned int width = addr_field_bits(cfg);
+	unsigned int nbits;
+
+	v &= low_mask(width);
+	if (!cfg->extend_addr_msb) {
+		bw_var(w, v, last);
+		return;
+	}
+	for (nbits = 6 - w->nacc; nbits < width; nbits += 6)
+		if (extend_addr(cfg, v & low_mask(nbits), nbits) == v)
+			break;
+	bw_var_bits(w, v, nbits < width ? nbits : width, last);
+}
+
+int nt_write_msg(const struct nt_stream_cfg *cfg, const struct nt_msg *m,
+		 uint8_t *out, size_t cap)
+{
+	struct bit_writer w = { .out = out, .cap = cap };
+	uint64_t vars[MAX_VAR_FIELDS];
+	int kinds[MAX_VAR_FIELDS];	/* 1 = address field */
+	unsigned int nv = 0, k;
+	struct layout l;
+	bool ts = cfg->timestamps && (m->fields & NT_F_TSTAMP);
+
+	if (m->tcode > 63 || cfg->src_bits > NT_MAX_SRC_BITS ||
+	    (cfg->src_bits && m->src >> cfg->src_bits))
+		return -1;
+	bw_fixed(&w, m->tcode, 6);
+	if (cfg->src_bits)
+		bw_fixed(&w, m->src, cfg->src_bits);
+
+	if (!get_layout(m->tcode, &l)) {
+		if (!m->nraw || m->nraw > NT_MAX_RAW_FIELDS)
+			return -1;
+		for (k = 0; k < m->nraw; k++) {
+			kinds[nv] = 0;
+			vars[nv++] = m->raw[k];
+		}
+		goto emit;
+	}
+	if (l.fixed_sync) {
+		if (m->sync > 15)
+			return -1;
+		bw_fixed(&w, m->sync, 4);
+	}
+	if (l.fixed_4bit) {
+		unsigned int v = m->tcode == NT_TCODE_ERROR ? m->etype :
+				 m->tcode == NT_TCODE_RESOURCE_FULL ? m->rcode :
+				 m->evcode;
+		if (v > 15)
+			return -1;
+		bw_fixed(&w, v, 4);
+	}
+	if (l.fixed_btype) {
+		if (m->btype > 3)
+			return -1;
+		bw_fixed(&w, m->btype, 2);
+	}
+	if (l.fixed_cdf) {
+		if (m->cdf > 3)
+			return -1;
+		bw_fixed(&w, m->cdf, 2);
+	}
+	for (k = 0; k < l.nvar; k++) {
+		uint64_t v = 0;
+		int kind = 0;
+
+		switch (l.var[k]) {
+		case V_ICNT: v = m->icnt; break;
+		case V_FADDR:
+		case V_UADDR: v = m->addr_field; kind = 1; break;
+		case V_HIST: v = m->hist; break;
+		case V_PROCESS: v = m->process; break;
+		case V_ECODE: v = m->ecode; break;
+		case V_BCNT: v = m->bcnt; break;
+		case V_RDATA0: v = m->rdata[0]; break;
+		}
+		kinds[nv] = kind;
+		vars[nv++] = v;
+	}
+	if (m->tcode == NT_TCODE_RESOURCE_FULL) {
+		unsigned int want = m->rcode == NT_RCODE_HIST_REPEAT ? 2 :
+				    m->rcode <= NT_RCODE_HIST ? 1 : m->nrdata;
+
+		if (want < 1 || want > 2)
+			return -1;
+		if (want == 2) {
+			kinds[nv] = 0;
+			vars[nv++] = m->rdata[1];
+		}
+	}
+	if (m->tcode == NT_TCODE_PROG_TRACE_CORRELATION && m->cdf == 1) {
+		kinds[nv] = 0;
+		vars[nv++] = m->hist;
+	}
+emit:
+	if (ts) {
+		kinds[nv] = 0;
+		vars[nv++] = m->tstamp;
+	}
+	for (k = 0; k < nv; k++) {
+		bool last = k + 1 == nv;
+
+		if (kinds[k])
+			bw_addr(&w, cfg, vars[k], last);
+		else
+			bw_var(&w, vars[k], last);
+	}
+	return w.overflow ? -1 : (int)w.n;
+}

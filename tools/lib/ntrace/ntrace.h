@@ -1,0 +1,428 @@
+/* SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause) */
+/*
+ * libntrace: RISC-V N-Trace 1.0 message codec, encoder model and
+ * instruction classifier.
+ *
+ * Section numbers in comments refer to the ratified RISC-V N-Trace 1.0
+ * specification unless another document is named.
+ */
+#ifndef NTRACE_H
+#define NTRACE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* Transfer codes (TCODE, 6 bits), "Fields in Messages" table. */
+enum nt_tcode {
+	NT_TCODE_OWNERSHIP = 2,
+	NT_TCODE_DIRECT_BRANCH = 3,
+	NT_TCODE_INDIRECT_BRANCH = 4,
+	NT_TCODE_ERROR = 8,
+	NT_TCODE_PROG_TRACE_SYNC = 9,
+	NT_TCODE_DIRECT_BRANCH_SYNC = 11,
+	NT_TCODE_INDIRECT_BRANCH_SYNC = 12,
+	NT_TCODE_RESOURCE_FULL = 27,
+	NT_TCODE_INDIRECT_BRANCH_HIST = 28,
+	NT_TCODE_INDIRECT_BRANCH_HIST_SYNC = 29,
+	NT_TCODE_REPEAT_BRANCH = 30,
+	NT_TCODE_PROG_TRACE_CORRELATION = 33,
+	NT_TCODE_VENDOR_FIRST = 56,
+	NT_TCODE_VENDOR_LAST = 62,
+};
+
+/* SYNC reasons (section "Synchronizing Messages"). */
+enum nt_sync {
+	NT_SYNC_EXTERNAL_TRIGGER = 0,
+	NT_SYNC_RESET = 1,
+	NT_SYNC_PERIODIC = 2,
+	NT_SYNC_DEBUG_EXIT = 3,
+	NT_SYNC_ICNT_FULL = 4,
+	NT_SYNC_TRACE_ENABLE = 5,
+	NT_SYNC_TRACE_EVENT = 6,
+	NT_SYNC_FIFO_OVERRUN = 7,
+	NT_SYNC_POWER_DOWN_EXIT = 9,
+};
+
+/* B-TYPE values. */
+enum nt_btype {
+	NT_BTYPE_INDIRECT = 0,
+	NT_BTYPE_TRAP = 1,
+	NT_BTYPE_EXCEPTION = 2,
+	NT_BTYPE_INTERRUPT = 3,
+};
+
+/* ResourceFull RCODE values; 8..15 are vendor defined. */
+enum nt_rcode {
+	NT_RCODE_ICNT = 0,
+	NT_RCODE_HIST = 1,
+	NT_RCODE_HIST_REPEAT = 2,
+};
+
+/* ProgTraceCorrelation EVCODE values. */
+enum nt_evcode {
+	NT_EVCODE_DEBUG_ENTRY = 0,
+	NT_EVCODE_LOW_POWER = 1,
+	NT_EVCODE_TRACE_DISABLED = 4,
+};
+
+/* Ownership PROCESS field FORMAT sub-field. */
+enum nt_ownership_format {
+	NT_OWN_PRIV = 0,	/* V/PRV change only */
+	NT_OWN_SCONTEXT = 2,
+	NT_OWN_HCONTEXT = 3,
+};
+
+/* Trace modes as written to trTeInstMode. */
+enum nt_mode {
+	NT_MODE_BTM = 3,
+	NT_MODE_HTM = 6,
+};
+
+/* Privilege encoding of records and Ownership messages: {V, PRV[1:0]}. */
+#define NT_PRIV_U	0u
+#define NT_PRIV_S	1u
+#define NT_PRIV_M	3u
+#define NT_PRIV_V	4u	/* virtualisation bit */
+
+/* Spec limits ("Maximum Field Sizes" table and transmission protocol). */
+#define NT_MAX_SRC_BITS		12
+#define NT_MAX_ICNT_BITS	22
+#define NT_MAX_HIST_BITS	32
+#define NT_MAX_HREPEAT_BITS	18
+#define NT_MAX_BCNT_BITS	18
+#define NT_MAX_MSG_BYTES	38
+#define NT_MAX_VENDOR_MSG_BYTES	256
+#define NT_MAX_IR_DEPTH		32
+
+/* Stream configuration that changes how bytes are interpreted. */
+struct nt_stream_cfg {
+	uint8_t src_bits;	/* SRC width, 0 = no SRC field (trTeInhibitSrc) */
+	bool timestamps;	/* trTsEnable: TSTAMP may end each message */
+	bool extend_addr_msb;	/* trTeInstExtendAddrMSB (section 8.2) */
+	uint8_t xlen;		/* 32 or 64; 0 means 64 */
+	uint16_t max_msg_bytes;	/* standard messages; 0 = NT_MAX_MSG_BYTES */
+};
+
+/* Presence bits of struct nt_msg fields. */
+#define NT_F_SRC	(1u << 0)
+#define NT_F_SYNC	(1u << 1)
+#define NT_F_BTYPE	(1u << 2)
+#define NT_F_ICNT	(1u << 3)
+#define NT_F_FADDR	(1u << 4)
+#define NT_F_UADDR	(1u << 5)
+#define NT_F_HIST	(1u << 6)
+#define NT_F_TSTAMP	(1u << 7)
+#define NT_F_PROCESS	(1u << 8)
+#define NT_F_ETYPE	(1u << 9)
+#define NT_F_ECODE	(1u << 10)
+#define NT_F_RCODE	(1u << 11)
+#define NT_F_RDATA	(1u << 12)	/* rdata[0 .. nrdata-1] */
+#define NT_F_BCNT	(1u << 13)
+#define NT_F_EVCODE	(1u << 14)
+#define NT_F_CDF	(1u << 15)
+#define NT_F_RAW	(1u << 16)	/* vendor/reserved: raw var fields */
+
+/* Errors the reader reports (as records, never fatal). */
+enum nt_err {
+	NT_OK = 0,
+	NT_ERR_MSEO_RESERVED,	/* MSEO=10, or 01 right after 11 */
+	NT_ERR_GARBAGE,		/* MSEO=11 byte outside a message, not idle */
+	NT_ERR_FIELD_TOO_LONG,	/* a field has more than 64 significant bits */
+	NT_ERR_MSG_TOO_LONG,	/* over the maximum message size */
+	NT_ERR_TRUNCATED,	/* stream ended inside a message */
+	NT_ERR_BAD_LAYOUT,	/* fields do not match the TCODE's layout */
+	NT_ERR_UNKNOWN_TCODE,	/* reserved TCODE (message is still returned) */
+	NT_ERR__COUNT
+};
+
+#define NT_MAX_RAW_FIELDS 8
+
+/*
+ * One decoded message, or one error record (err != NT_OK).
+ *
+ * Address fields are kept twice: addr_field is the value as transmitted
+ * (after sign extension when extend_addr_msb is set), target is the full
+ * reconstructed address (F-ADDR << 1, or U-ADDR << 1 XOR the previous
+ * address of the same SRC). tstamp is the field as transmitted, time the
+ * reconstructed absolute timestamp.
+ */
+struct nt_msg {
+	uint64_t offset;	/* stream byte offset of the first byte */
+	uint64_t err_at;	/* error records: offset of the offending byte */
+	uint32_t size;		/* bytes in the message (or skipped by an error) */
+	uint32_t fields;	/* NT_F_* */
+	uint8_t err;		/* enum nt_err */
+	uint8_t tcode;
+	uint16_t src;
+	uint8_t sync;
+	uint8_t btype;
+	uint8_t etype;
+	uint8_t rcode;
+	uint8_t evcode;
+	uint8_t cdf;
+	uint8_t nrdata;
+	uint8_t nraw;
+	uint64_t icnt;
+	uint64_t addr_field;
+	uint64_t target;
+	uint64_t hist;
+	uint64_t rdata[2];	/* RDATA[0], RDATA[1] (= HREPEAT for RCODE 2) */
+	uint64_t process;
+	uint64_t ecode;
+	uint64_t bcnt;
+	uint64_t tstamp;
+	uint64_t time;
+	uint64_t raw[NT_MAX_RAW_FIELDS];
+};
+
+const char *nt_tcode_name(unsigned int tcode);
+const char *nt_err_name(unsigned int err);
+const char *nt_sync_name(unsigned int sync);
+bool nt_tcode_is_sync(unsigned int tcode);
+/*
+ * One-line text of a message's fields ("icnt=5 uaddr=0x3 -> 0x1000 ...");
+ * returns the length snprintf would have written.
+ */
+int nt_msg_format(const struct nt_msg *m, char *buf, size_t len);
+
+/* ---- Reader: bytes -> messages, streaming ---------------------------- */
+
+struct nt_reader;
+
+struct nt_reader *nt_reader_new(const struct nt_stream_cfg *cfg);
+void nt_reader_free(struct nt_reader *r);
+/*
+ * Hand the next chunk of bytes to the reader. The chunk must stay valid
+ * until nt_reader_next() returns 0. Chunks may split messages anywhere.
+ */
+void nt_reader_feed(struct nt_reader *r, const uint8_t *data, size_t len);
+/* Mark the end of the stream: a partial message becomes NT_ERR_TRUNCATED. */
+void nt_reader_finish(struct nt_reader *r);
+/* 1: *m holds a message or error record; 0: needs more data / done. */
+int nt_reader_next(struct nt_reader *r, struct nt_msg *m);
+/* Forget address/timestamp history (e.g. after a gap in the input). */
+void nt_reader_reset_state(struct nt_reader *r);
+
+/* ---- Writer: messages -> bytes --------------------------------------- */
+
+/*
+ * Encode one message from its transmitted field values (addr_field,
+ * tstamp, ...; target and time are ignored). Returns the number of bytes
+ * written, or -1 if the message does not fit in cap or is malformed.
+ */
+int nt_write_msg(const struct nt_stream_cfg *cfg, const struct nt_msg *m,
+		 uint8_t *out, size_t cap);
+
+/* ---- Instruction classifier ------------------------------------------ */
+
+/* Ingress-port itype values (section "Trace Ingress Port"). */
+enum nt_itype {
+	NT_ITYPE_NONE = 0,
+	NT_ITYPE_EXCEPTION = 1,
+	NT_ITYPE_INTERRUPT = 2,
+	NT_ITYPE_TRAP_RETURN = 3,
+	NT_ITYPE_BRANCH_NOT_TAKEN = 4,
+	NT_ITYPE_BRANCH_TAKEN = 5,
+	NT_ITYPE_INDIRECT_3BIT = 6,
+	NT_ITYPE_INDIRECT_CALL = 8,
+	NT_ITYPE_DIRECT_CALL = 9,
+	NT_ITYPE_INDIRECT_JUMP = 10,
+	NT_ITYPE_DIRECT_JUMP = 11,
+	NT_ITYPE_COROUTINE_SWAP = 12,
+	NT_ITYPE_RETURN = 13,
+	NT_ITYPE_OTHER_INDIRECT_JUMP = 14,
+	NT_ITYPE_OTHER_DIRECT_JUMP = 15,
+};
+
+/* Static instruction classes; itype is derived from class + outcome. */
+enum nt_iclass {
+	NT_IC_OTHER = 0,	/* falls through */
+	NT_IC_BRANCH,		/* conditional, direct: beq.., c.beqz/c.bnez */
+	NT_IC_JAL,		/* direct jump or call (itype 9/11/15) */
+	NT_IC_JALR,		/* indirect jump/call/return/swap (8/10/12/13/14) */
+	NT_IC_TABLE_JUMP,	/* Zcmt cm.jt / cm.jalt: target via jvt table */
+	NT_IC_POPRET,		/* Zcmp cm.popret/cm.popretz: return */
+	NT_IC_TRAP_RETURN,	/* mret, sret, (mnret) */
+	NT_IC_ECALL,		/* ecall, ebreak, c.ebreak: trap, never retire */
+	NT_IC_LUI,		/* lui / c.lui: constant load (sequential jump) */
+	NT_IC_AUIPC,		/* auipc: pc-relative constant (sequential jump) */
+	NT_IC_INVALID,		/* not decodable at this xlen / isa */
+};
+
+/* ISA options for the classifier. */
+#define NT_ISA_RV32	(1u << 0)	/* default RV64 */
+#define NT_ISA_ZCMP	(1u << 1)	/* decode Zcmp (overlaps C.FSDSP space) */
+#define NT_ISA_ZCMT	(1u << 2)	/* decode Zcmt (overlaps C.FSDSP space) */
+
+struct nt_insn {
+	uint8_t size;		/* bytes: 2 or 4 */
+	uint8_t iclass;		/* enum nt_iclass */
+	uint8_t itype;		/* 4-bit itype if executed (branches: taken) */
+	uint8_t rd;		/* destination register, 0 if none */
+	uint8_t rs1;		/* jalr base / source register, 0 if none */
+	bool has_target;	/* branch/jal: static target below is valid */
+	int64_t imm;		/* branch/jal offset, jalr/lui/auipc immediate,
+				 * cm.jt/cm.jalt table index */
+	uint64_t target;	/* pc + offset for direct transfers */
+};
+
+/*
+ * Classify the instruction at pc from up to len bytes. Returns the size in
+ * bytes (2 or 4), 0 if len is too short to tell, or -1 for encodings
+ * longer than 32 bits or otherwise undecodable (iclass NT_IC_INVALID).
+ */
+int nt_insn_classify(const uint8_t *bytes, size_t len, uint64_t pc,
+		     unsigned int isa, struct nt_insn *insn);
+const char *nt_itype_name(unsigned int itype);
+
+/* ---- Encoder model --------------------------------------------------- */
+
+/* One retired instruction (or trap) as seen on the ingress port. */
+struct nt_record {
+	uint64_t addr;		/* instruction address; for traps the address
+				 * of the instruction that did not retire */
+	uint64_t tstamp;	/* timestamp unit value */
+	uint64_t context;	/* scontext (process id) */
+	uint32_t cause;		/* trap cause (not encoded by N-Trace) */
+	uint8_t size;		/* 2 or 4 bytes; ignored for traps */
+	uint8_t itype;		/* enum nt_itype (4-bit); 1/2 for traps */
+	uint8_t priv;		/* NT_PRIV_* of this instruction */
+	uint8_t flags;		/* NT_REC_* */
+};
+
+/* The indirect jump's target is sequentially inferable (section 8.1.1). */
+#define NT_REC_SEQ_INFERABLE	(1u << 0)
+
+struct nt_encoder_cfg {
+	struct nt_stream_cfg stream;
+	uint16_t src_id;		/* trTeSrcID */
+	uint8_t mode;			/* enum nt_mode */
+	uint8_t icnt_bits;		/* I-CNT counter incl. overflow bit, 2..22 */
+	uint8_t hist_bits;		/* HIST register incl. stop bit, 2..32 */
+	bool repeat_history;		/* trTeInstEnRepeatedHistory */
+	bool repeat_branch;		/* RepeatBranch messages */
+	uint8_t implicit_return;	/* trTeInstImplicitReturnMode 0..3 */
+	uint8_t ir_depth;		/* return stack depth, 1..32 */
+	uint8_t ir_partial_bits;	/* mode 2: low address bits compared */
+	bool sequential_jump;		/* trTeInstEnSequentialJump */
+	bool all_jumps;			/* trTeInstEnAllJumps */
+	uint8_t sync_mode;		/* trTeInstSyncMode 0..3 */
+	uint8_t sync_max;		/* trTeInstSyncMax: period 2^(max+4) */
+	bool context;			/* trTeContext: Ownership messages */
+	bool btype_trap_only;		/* report traps as B-TYPE 1, not 2/3 */
+	uint8_t hrepeat_bits;		/* HREPEAT width, 1..18 */
+	uint8_t bcnt_bits;		/* B-CNT width, 1..18 */
+	uint32_t fifo_bytes;		/* undrained output limit, 0 = none */
+};
+
+struct nt_encoder;
+
+struct nt_encoder_stats {
+	uint64_t records;
+	uint64_t halfwords;
+	uint64_t msgs[64];		/* per TCODE */
+	uint64_t bytes;
+	uint64_t overflows;
+};
+
+/* Fill cfg with defaults: HTM, 16-bit I-CNT, 32-bit HIST, no options. */
+void nt_encoder_cfg_default(struct nt_encoder_cfg *cfg);
+/* Returns NULL and sets *err to a static message on a bad configuration. */
+struct nt_encoder *nt_encoder_new(const struct nt_encoder_cfg *cfg,
+				  const char **err);
+void nt_encoder_free(struct nt_encoder *e);
+/* Start (or restart) tracing: the next record emits a sync with reason. */
+void nt_encoder_start(struct nt_encoder *e, unsigned int sync_reason);
+/* Feed one record. Returns 0, or -1 for an invalid record (ignored). */
+int nt_encoder_retire(struct nt_encoder *e, const struct nt_record *rec);
+/* Stop tracing: ProgTraceCorrelation with evcode. */
+void nt_encoder_stop(struct nt_encoder *e, unsigned int evcode,
+		     uint64_t tstamp);
+/* Bytes produced and not yet consumed. */
+const uint8_t *nt_encoder_output(const struct nt_encoder *e, size_t *len);
+void nt_encoder_consume(struct nt_encoder *e, size_t n);
+/*
+ * The sink lost trace: drop undrained bytes; an Error message and a
+ * SYNC=7 message follow with the next record.
+ */
+void nt_encoder_lost(struct nt_encoder *e);
+const struct nt_encoder_stats *nt_encoder_stats(const struct nt_encoder *e);
+
+
+/* ---- Program images -------------------------------------------------- */
+
+/*
+ * The code the trace ran through: executable segments of ELF files (with a
+ * load bias) and raw binaries at an address, looked up by address.
+ */
+struct nt_image;
+
+struct nt_image *nt_image_new(void);
+void nt_image_free(struct nt_image *img);
+/* Add the executable PT_LOAD segments of an ELF file, moved by bias. */
+int nt_image_add_elf(struct nt_image *img, const char *path, uint64_t bias,
+		     const char **err);
+/* Add a raw binary file loaded at addr. */
+int nt_image_add_raw(struct nt_image *img, const char *path, uint64_t addr,
+		     const char **err);
+/* Add a copy of len bytes loaded at addr. */
+int nt_image_add_mem(struct nt_image *img, const void *data, size_t len,
+		     uint64_t addr, const char **err);
+/* 32 if every ELF added was ELFCLASS32, else 64. */
+unsigned int nt_image_xlen(const struct nt_image *img);
+/*
+ * Bytes at addr, with *avail set to how many follow contiguously in the
+ * same segment; NULL if no image covers addr.
+ */
+const uint8_t *nt_image_lookup(const struct nt_image *img, uint64_t addr,
+			       size_t *avail);
+
+
+/* ---- Records from an executed-PC sequence ---------------------------- */
+
+/*
+ * Derive ingress-port records from the sequence of executed PCs (as QEMU
+ * logs them) and the program images: the classifier gives each
+ * instruction's class, the next PC its outcome. A PC that continues
+ * nowhere the instruction could go is an asynchronous trap (interrupt,
+ * signal); ecall/ebreak are exceptions and do not retire.
+ */
+struct nt_pcgen;
+
+struct nt_pcgen_stats {
+	uint64_t pcs;
+	uint64_t retired;
+	uint64_t halfwords;	/* I-CNT units of the retired instructions */
+	uint64_t exceptions;
+	uint64_t interrupts;
+	uint64_t seq_jumps;	/* indirect jumps marked sequentially inferable */
+};
+
+struct nt_pcgen *nt_pcgen_new(const struct nt_image *img, unsigned int isa);
+void nt_pcgen_free(struct nt_pcgen *g);
+/*
+ * Feed the next executed PC. Fills out[] with the records that the
+ * previous PC completes (0..2) and returns their number, or -1 when the
+ * previous PC is not covered by an image or not decodable (*err says
+ * which); the generator then restarts at pc.
+ */
+int nt_pcgen_next(struct nt_pcgen *g, uint64_t pc, struct nt_record out[2],
+		  const char **err);
+/* The same with the instruction bytes at pc given (img may be NULL). */
+int nt_pcgen_next_bytes(struct nt_pcgen *g, uint64_t pc, const uint8_t *bytes,
+			size_t len, struct nt_record out[2], const char **err);
+/* The stream ended: records for the last PC (its outcome is unknown). */
+int nt_pcgen_finish(struct nt_pcgen *g, struct nt_record out[2],
+		    const char **err);
+const struct nt_pcgen_stats *nt_pcgen_stats(const struct nt_pcgen *g);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* NTRACE_H */

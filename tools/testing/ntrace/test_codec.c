@@ -1,0 +1,474 @@
+// SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause)
+/*
+ * Message codec tests: the spec's golden vectors, writer -> reader round
+ * trips for every TCODE and stream configuration, chunked parsing and the
+ * error model.
+ */
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "ntrace.h"
+#include "tap.h"
+
+static uint64_t rng = 0x9e3779b97f4a7c15ull;
+
+static uint64_t rnd(void)
+{
+	rng ^= rng << 13;
+	rng ^= rng >> 7;
+	rng ^= rng << 17;
+	return rng;
+}
+
+/* A value of a random bit length up to bits, so short fields are common. */
+static uint64_t rnd_bits(unsigned int bits)
+{
+	unsigned int n = (unsigned int)(rnd() % (bits + 1));
+
+	if (!n)
+		return 0;
+	return rnd() & (n >= 64 ? ~0ull : (1ull << n) - 1);
+}
+
+#define MAX_MSGS 4096
+
+/* Parse data in chunks of chunk bytes (0: all at once). */
+static size_t parse(const struct nt_stream_cfg *cfg, const uint8_t *data,
+		    size_t len, size_t chunk, struct nt_msg *out, size_t max)
+{
+	struct nt_reader *r = nt_reader_new(cfg);
+	size_t n = 0, pos = 0;
+
+	if (!r)
+		return 0;
+	do {
+		size_t c = chunk && chunk < len - pos ? chunk : len - pos;
+
+		nt_reader_feed(r, data + pos, c);
+		pos += c;
+		if (pos == len)
+			nt_reader_finish(r);
+		while (n < max && nt_reader_next(r, &out[n]))
+			n++;
+	} while (pos < len);
+	nt_reader_free(r);
+	return n;
+}
+
+static void golden_message_example(void)
+{
+	/* N-Trace 1.0 section 3.5, "MDO and MSEO Encoding Example" */
+	static const uint8_t bytes[] = {
+		0xff, 0x70, 0xd0, 0x1d, 0x1d, 0xf8, 0xff, 0xff
+	};
+	struct nt_stream_cfg cfg = { .xlen = 64 };
+	struct nt_msg m[4], w;
+	uint8_t out[64];
+	size_t n = parse(&cfg, bytes, sizeof(bytes), 0, m, 4);
+	int len;
+
+	tap_ok(n == 1 && !m[0].err, "spec example: one message");
+	tap_ok(m[0].tcode == NT_TCODE_INDIRECT_BRANCH_HIST && m[0].btype == 0 &&
+	       m[0].icnt == 0x7d && m[0].addr_field == 0x7 &&
+	       m[0].hist == 0xffe && m[0].offset == 1 && m[0].size == 6,
+	       "spec example: TCODE 28, B-TYPE 0, I-CNT 0x7D, U-ADDR 0x7, HIST 0xFFE");
+
+	memset(&w, 0, sizeof(w));
+	w.tcode = NT_TCODE_INDIRECT_BRANCH_HIST;
+	w.icnt = 0x7d;
+	w.addr_field = 0x7;
+	w.hist = 0xffe;
+	len = nt_write_msg(&cfg, &w, out, sizeof(out));
+	tap_ok(len == 6 && !memcmp(out, bytes + 1, 6),
+	       "spec example: writer produces the same six bytes");
+}
+
+static int put(const struct nt_stream_cfg *cfg, struct nt_msg *m,
+	       uint8_t *buf, size_t *len)
+{
+	int n = nt_write_msg(cfg, m, buf + *len, 4096 - *len);
+
+	if (n > 0)
+		*len += (size_t)n;
+	return n;
+}
+
+static void golden_xor_example(void)
+{
+	/* section 7.1, "Address XOR Calculation Examples" */
+	struct nt_stream_cfg cfg = { .xlen = 64 };
+	struct nt_msg m, got[4];
+	uint8_t buf[4096];
+	size_t len = 0, n;
+
+	memset(&m, 0, sizeof(m));
+	m.tcode = NT_TCODE_PROG_TRACE_SYNC;
+	m.addr_field = 0x1fe02;
+	put(&cfg, &m, buf, &len);
+	memset(&m, 0, sizeof(m));
+	m.tcode = NT_TCODE_INDIRECT_BRANCH;
+	m.addr_field = 0x7b6;
+	put(&cfg, &m, buf, &len);
+	m.addr_field = 0x934;
+	put(&cfg, &m, buf, &len);
+	n = parse(&cfg, buf, len, 0, got, 4);
+	tap_ok(n == 3 && got[0].target == 0x3fc04 && got[1].target == 0x3f368 &&
+	       got[2].target == 0x3e100,
+	       "XOR example: 0x3FC04, 0x3F368, 0x3E100");
+}
+
+/* ProgTraceSync, SYNC=5, I-CNT=0, then the given F-ADDR bytes. */
+static void check_ext(const char *what, const uint8_t *faddr, size_t nf,
+		      uint64_t field, uint64_t addr)
+{
+	struct nt_stream_cfg cfg = { .xlen = 64, .extend_addr_msb = true };
+	uint8_t buf[32] = { (NT_TCODE_PROG_TRACE_SYNC << 2), 0x15 };
+	struct nt_msg m[2], w;
+	uint8_t out[32];
+	size_t n;
+	int len;
+
+	memcpy(buf + 2, faddr, nf);
+	buf[1 + nf] |= 3;	/* the field's last byte ends the message */
+	n = parse(&cfg, buf, 2 + nf, 0, m, 2);
+	tap_ok(n == 1 && !m[0].err && m[0].target == addr &&
+	       (m[0].addr_field & ((1ull << (6 * nf)) - 1)) == field,
+	       "extended address: %s -> 0x%" PRIx64, what, addr);
+	/* and the writer picks the same, shortest, form */
+	w = m[0];
+	len = nt_write_msg(&cfg, &w, out, sizeof(out));
+	tap_ok(len == (int)(2 + nf) && !memcmp(out, buf, 2 + nf),
+	       "extended address: %s re-encodes identically", what);
+}
+
+static void golden_extended_addresses(void)
+{
+	/* section 8.4, "Example Encodings" */
+	static const uint8_t ex1[] = { 0xfc, 0xfc, 0xfc, 0xfc, 0xfc, 0x7d };
+	static const uint8_t ex2[] = { 0xfc, 0xfc, 0xfc, 0xfc, 0x7c, 0xf1 };
+	static const uint8_t ex3[] = { 0xfc, 0xfc, 0xfc, 0xfc, 0xfc, 0xfc, 0x01 };
+	struct nt_stream_cfg cfg = { .xlen = 64, .extend_addr_msb = true };
+	struct nt_stream_cfg plain = { .xlen = 64 };
+	struct nt_msg m, got[2];
+	uint8_t buf[64];
+	int a, b;
+
+	check_ext("MSB 0, not extended", ex1, sizeof(ex1), 0x7ffffffffull,
+		  0xffffffffeull);
+	check_ext("MSB 1, extended", ex2, sizeof(ex2), 0xf1fffffffull,
+		  0xfffffffe3ffffffeull);
+	check_ext("extra zero MDO", ex3, sizeof(ex3), 0xfffffffffull,
+		  0x1ffffffffeull);
+
+	/* the kernel address of section 8.4's note: 11 bytes without */
+	memset(&m, 0, sizeof(m));
+	m.tcode = NT_TCODE_PROG_TRACE_SYNC;
+	m.addr_field = 0xffffffff800031f4ull >> 1;
+	a = nt_write_msg(&plain, &m, buf, sizeof(buf));
+	b = nt_write_msg(&cfg, &m, buf, sizeof(buf));
+	tap_ok(a == 13 && b == 8,
+	       "kernel address 0xffffffff800031f4: %d bytes plain, %d extended",
+	       a, b);
+	tap_ok(parse(&cfg, buf, (size_t)b, 0, got, 2) == 1 &&
+	       got[0].target == 0xffffffff800031f4ull,
+	       "kernel address decodes back with extension");
+}
+
+/* Fill a random but valid message for tcode under cfg. */
+static void random_msg(const struct nt_stream_cfg *cfg, unsigned int tcode,
+		       struct nt_msg *m)
+{
+	unsigned int abits = cfg->xlen == 32 ? 31 : 63;
+
+	memset(m, 0, sizeof(*m));
+	m->tcode = tcode;
+	if (cfg->src_bits) {
+		m->src = rnd() & ((1u << cfg->src_bits) - 1);
+		m->fields |= NT_F_SRC;
+	}
+	m->sync = rnd() & 15;
+	m->btype = rnd() & 3;
+	m->etype = rnd() & 15;
+	m->rcode = rnd() % 3;
+	m->evcode = rnd() & 15;
+	m->cdf = rnd() & 1;
+	m->icnt = rnd_bits(22);
+	m->addr_field = rnd_bits(abits);
+	m->hist = rnd_bits(32) | 1;
+	m->rdata[0] = rnd_bits(32);
+	m->rdata[1] = rnd_bits(18);
+	m->nrdata = m->rcode == NT_RCODE_HIST_REPEAT ? 2 : 1;
+	m->process = rnd_bits(40);
+	m->ecode = rnd_bits(8);
+	m->bcnt = rnd_bits(18);
+	m->nraw = 1 + rnd() % 4;
+	for (unsigned int k = 0; k < m->nraw; k++)
+		m->raw[k] = rnd_bits(64);
+	/* a vendor message's layout is unknown: TSTAMP would be a raw field */
+	if (cfg->timestamps && (rnd() & 3) && tcode < NT_TCODE_VENDOR_FIRST) {
+		m->tstamp = rnd_bits(64);
+		m->fields |= NT_F_TSTAMP;
+	}
+}
+
+/* Compare the fields a writer takes with what the reader gave back. */
+static bool same_fields(const struct nt_msg *a, const struct nt_msg *b)
+{
+	uint32_t f = b->fields;
+
+	if (a->tcode != b->tcode || a->src != b->src)
+		return false;
+	if (((f & NT_F_SYNC) && a->sync != b->sync) ||
+	    ((f & NT_F_BTYPE) && a->btype != b->btype) ||
+	    ((f & NT_F_ETYPE) && a->etype != b->etype) ||
+	    ((f & NT_F_RCODE) && a->rcode != b->rcode) ||
+	    ((f & NT_F_EVCODE) && a->evcode != b->evcode) ||
+	    ((f & NT_F_CDF) && a->cdf != b->cdf) ||
+	    ((f & NT_F_ICNT) && a->icnt != b->icnt) ||
+	    ((f & (NT_F_FADDR | NT_F_UADDR)) && a->addr_field != b->addr_field) ||
+	    ((f & NT_F_HIST) && a->hist != b->hist) ||
+	    ((f & NT_F_PROCESS) && a->process != b->process) ||
+	    ((f & NT_F_ECODE) && a->ecode != b->ecode) ||
+	    ((f & NT_F_BCNT) && a->bcnt != b->bcnt) ||
+	    ((f & NT_F_TSTAMP) && a->tstamp != b->tstamp))
+		return false;
+	if ((f & NT_F_RDATA) &&
+	    (a->rdata[0] != b->rdata[0] || a->nrdata != b->nrdata ||
+	     (a->nrdata > 1 && a->rdata[1] != b->rdata[1])))
+		return false;
+	if ((f & NT_F_RAW) &&
+	    (a->nraw != b->nraw || memcmp(a->raw, b->raw,
+					  a->nraw * sizeof(a->raw[0]))))
+		return false;
+	if (!!(a->fields & NT_F_TSTAMP) != !!(f & NT_F_TSTAMP))
+		return false;
+	return true;
+}
+
+static const unsigned int std_tcodes[] = {
+	NT_TCODE_OWNERSHIP, NT_TCODE_DIRECT_BRANCH, NT_TCODE_INDIRECT_BRANCH,
+	NT_TCODE_ERROR, NT_TCODE_PROG_TRACE_SYNC, NT_TCODE_DIRECT_BRANCH_SYNC,
+	NT_TCODE_INDIRECT_BRANCH_SYNC, NT_TCODE_RESOURCE_FULL,
+	NT_TCODE_INDIRECT_BRANCH_HIST, NT_TCODE_INDIRECT_BRANCH_HIST_SYNC,
+	NT_TCODE_REPEAT_BRANCH, NT_TCODE_PROG_TRACE_CORRELATION,
+	56, 62,		/* vendor defined */
+};
+
+static void round_trips(void)
+{
+	static struct nt_msg sent[MAX_MSGS], got[MAX_MSGS], got2[MAX_MSGS];
+	static uint8_t buf[MAX_MSGS * 40];
+	const unsigned int nt = sizeof(std_tcodes) / sizeof(std_tcodes[0]);
+	unsigned int src_bits, ts, ext, xlen;
+
+	for (src_bits = 0; src_bits <= 12; src_bits += 3)
+	for (ts = 0; ts < 2; ts++)
+	for (ext = 0; ext < 2; ext++)
+	for (xlen = 32; xlen <= 64; xlen += 32) {
+		struct nt_stream_cfg cfg = {
+			.src_bits = (uint8_t)src_bits, .timestamps = ts,
+			.extend_addr_msb = ext, .xlen = (uint8_t)xlen,
+		};
+		size_t len = 0, n, i, bad = 0, chunk_bad = 0;
+		uint64_t time[1 << 12] = { 0 };
+		size_t nsent = 0;
+
+		for (i = 0; i < 2000; i++) {
+			struct nt_msg *m = &sent[nsent];
+			int w;
+
+			random_msg(&cfg, std_tcodes[rnd() % nt], m);
+			w = nt_write_msg(&cfg, m, buf + len, sizeof(buf) - len);
+			if (w <= 0) {
+				bad++;
+				continue;
+			}
+			len += (size_t)w;
+			nsent++;
+			/* idle bytes between some messages */
+			if (!(rnd() & 7))
+				buf[len++] = 0xff;
+		}
+		n = parse(&cfg, buf, len, 0, got, MAX_MSGS);
+		for (i = 0; i < n && i < nsent; i++) {
+			const struct nt_msg *g = &got[i];
+
+			if (g->err || !same_fields(&sent[i], g)) {
+				bad++;
+				continue;
+			}
+			if (g->fields & NT_F_TSTAMP)
+				time[g->src] = nt_tcode_is_sync(g->tcode) ?
+					       g->tstamp :
+					       time[g->src] + g->tstamp;
+			if (g->time != time[g->src])
+				bad++;
+		}
+		tap_ok(n == nsent && !bad,
+		       "round trip src=%u ts=%u ext=%u xlen=%u: %zu messages, %zu bad",
+		       src_bits, ts, ext, xlen, nsent, bad);
+
+		/* any chunking gives the same messages */
+		for (size_t chunk = 1; chunk <= 67; chunk += 11) {
+			size_t n2 = parse(&cfg, buf, len, chunk, got2, MAX_MSGS);
+
+			if (n2 != n || memcmp(got, got2, n * sizeof(got[0])))
+				chunk_bad++;
+		}
+		tap_ok(!chunk_bad, "chunked parsing equals whole parsing "
+		       "(src=%u ts=%u ext=%u xlen=%u)", src_bits, ts, ext, xlen);
+	}
+}
+
+static void error_cases(void)
+{
+	struct nt_stream_cfg cfg = { .xlen = 64 };
+	struct nt_msg m[16], w;
+	uint8_t buf[256], good[16];
+	size_t n, len;
+	int glen;
+
+	/* a valid DirectBranch to use around the damage */
+	memset(&w, 0, sizeof(w));
+	w.tcode = NT_TCODE_DIRECT_BRANCH;
+	w.icnt = 5;
+	glen = nt_write_msg(&cfg, &w, good, sizeof(good));
+	tap_ok(glen == 2, "DirectBranch I-CNT=5 is two bytes");
+
+	/* reserved MSEO=10 inside a message, then a good message */
+	len = 0;
+	buf[len++] = NT_TCODE_DIRECT_BRANCH << 2;
+	buf[len++] = 0x02;
+	buf[len++] = 0x03;
+	memcpy(buf + len, good, 2);
+	len += 2;
+	n = parse(&cfg, buf, len, 0, m, 16);
+	tap_ok(n == 2 && m[0].err == NT_ERR_MSEO_RESERVED && m[0].offset == 0 &&
+	       m[0].err_at == 1 && !m[1].err && m[1].offset == 3 &&
+	       m[1].icnt == 5,
+	       "reserved MSEO: error at byte 1, resync at byte 3");
+
+	/* a field with more than 64 significant bits */
+	len = 0;
+	buf[len++] = NT_TCODE_DIRECT_BRANCH << 2;
+	for (int k = 0; k < 11; k++)
+		buf[len++] = 0xfc;
+	buf[len++] = 0xff;
+	memcpy(buf + len, good, 2);
+	len += 2;
+	n = parse(&cfg, buf, len, 0, m, 16);
+	tap_ok(n == 2 && m[0].err == NT_ERR_FIELD_TOO_LONG && m[0].offset == 0 &&
+	       !m[1].err && m[1].offset == 13,
+	       "field longer than 64 bits: error at 0, resync at 13");
+
+	/* longer than the spec maximum of 38 bytes */
+	len = 0;
+	buf[len++] = NT_TCODE_DIRECT_BRANCH << 2;
+	for (int k = 0; k < 60; k++)
+		buf[len++] = 0x00;
+	buf[len++] = 0x03;
+	memcpy(buf + len, good, 2);
+	len += 2;
+	n = parse(&cfg, buf, len, 0, m, 16);
+	tap_ok(n == 2 && m[0].err == NT_ERR_MSG_TOO_LONG && m[0].offset == 0 &&
+	       m[0].err_at == 38 && !m[1].err && m[1].offset == 62,
+	       "message over 38 bytes: error at 38, resync at 62");
+
+	/* truncated at the end of the stream */
+	len = 0;
+	memcpy(buf, good, 2);
+	buf[2] = NT_TCODE_DIRECT_BRANCH << 2;
+	buf[3] = 0x00;
+	n = parse(&cfg, buf, 4, 0, m, 16);
+	tap_ok(n == 2 && !m[0].err && m[1].err == NT_ERR_TRUNCATED &&
+	       m[1].offset == 2 && m[1].size == 2,
+	       "truncated last message reported at byte 2");
+
+	/* reserved TCODE is reported, not fatal */
+	buf[0] = 5 << 2;
+	buf[1] = 0x07;
+	memcpy(buf + 2, good, 2);
+	n = parse(&cfg, buf, 4, 0, m, 16);
+	tap_ok(n == 2 && m[0].err == NT_ERR_UNKNOWN_TCODE && m[0].tcode == 5 &&
+	       !m[1].err && m[1].offset == 2,
+	       "reserved TCODE 5: reported, next message decoded");
+
+	/* fields that do not match the TCODE */
+	buf[0] = NT_TCODE_DIRECT_BRANCH << 2;
+	buf[1] = 0x05;
+	buf[2] = 0x07;
+	memcpy(buf + 3, good, 2);
+	n = parse(&cfg, buf, 5, 0, m, 16);
+	tap_ok(n == 2 && m[0].err == NT_ERR_BAD_LAYOUT && !m[1].err &&
+	       m[1].offset == 3, "two fields in a DirectBranch: bad layout");
+
+	/* garbage before a message: 11 then 01 bytes */
+	buf[0] = 0x07;
+	buf[1] = 0x01;
+	buf[2] = 0x05;
+	buf[3] = 0xff;
+	memcpy(buf + 4, good, 2);
+	n = parse(&cfg, buf, 6, 0, m, 16);
+	tap_ok(n == 2 && m[0].err && m[0].offset == 0 && m[0].size == 4 &&
+	       !m[1].err && m[1].offset == 4,
+	       "garbage bytes 0..3 reported as one error, then resync");
+
+	/*
+	 * All zeroes (erased trace memory) never end a message; TCODE 0 is
+	 * reserved, so the vendor-size limit applies.
+	 */
+	{
+		static uint8_t zero[600];
+
+		n = parse(&cfg, zero, sizeof(zero), 7, m, 16);
+		tap_ok(n == 1 && m[0].err == NT_ERR_MSG_TOO_LONG &&
+		       m[0].offset == 0 && m[0].err_at == 256 &&
+		       m[0].size == sizeof(zero),
+		       "600 zero bytes: one error covering them all");
+	}
+
+	/* all idle */
+	memset(buf, 0xff, sizeof(buf));
+	n = parse(&cfg, buf, sizeof(buf), 0, m, 16);
+	tap_ok(n == 0, "idle bytes produce nothing");
+}
+
+static void random_garbage(void)
+{
+	static uint8_t buf[1 << 16];
+	static struct nt_msg m[MAX_MSGS * 4];
+	unsigned int round, bad = 0;
+
+	for (round = 0; round < 200; round++) {
+		struct nt_stream_cfg cfg = {
+			.src_bits = (uint8_t)(rnd() % 13),
+			.timestamps = rnd() & 1,
+			.extend_addr_msb = rnd() & 1,
+			.xlen = (rnd() & 1) ? 32 : 64,
+		};
+		size_t len = 1 + rnd() % sizeof(buf), n, i;
+		uint64_t covered = 0;
+
+		for (i = 0; i < len; i++)
+			buf[i] = (uint8_t)rnd();
+		n = parse(&cfg, buf, len, 1 + rnd() % 100, m, MAX_MSGS * 4);
+		for (i = 0; i < n; i++) {
+			if (m[i].offset < covered || m[i].offset + m[i].size > len)
+				bad++;
+			covered = m[i].offset + m[i].size;
+		}
+	}
+	tap_ok(!bad, "random bytes: records in order, inside the input");
+}
+
+int main(void)
+{
+	golden_message_example();
+	golden_xor_example();
+	golden_extended_addresses();
+	round_trips();
+	error_cases();
+	random_garbage();
+	return tap_done();
+}

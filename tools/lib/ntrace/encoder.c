@@ -1,0 +1,737 @@
+// SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause)
+/*
+ * Software N-Trace encoder: the rules of N-Trace 1.0 chapter 10 applied to
+ * one ingress-port record at a time, with the optional optimisations of
+ * chapter 8 and the trTe* controls of chapter 4.
+ *
+ * A message that reports where control went next (indirect jumps, traps,
+ * and every branch message so it can be upgraded to a sync or folded into
+ * a RepeatBranch) is held as "pending" until the next record arrives: its
+ * address is the target, as the ingress-port tables say ("an address
+ * emitted is known at the next valid ingress port cycle").
+ *
+ * The per-record path must stay tiny: the QEMU plugin runs it for every
+ * retired instruction. It does no I/O; output accumulates in a buffer the
+ * caller drains.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "ntrace.h"
+
+enum pend_kind {
+	PEND_NONE,
+	PEND_DIRECT,		/* BTM taken branch (or all-jumps jump) */
+	PEND_INDIRECT,		/* uninferable jump or trap return */
+	PEND_TRAP,		/* exception / interrupt */
+	PEND_RETURN,		/* return: inferable if the stack agrees */
+	PEND_SWAP,		/* co-routine swap: pop, then push */
+};
+
+struct nt_encoder {
+	struct nt_encoder_cfg cfg;
+	struct nt_encoder_stats stats;
+
+	uint8_t *out;
+	size_t olen, ocap, ohead;
+
+	bool running;
+	bool need_sync;
+	uint8_t sync_reason;
+	bool lost;		/* messages were dropped: Error + SYNC=7 owed */
+	bool slow;		/* any of the above, or a pending message */
+
+	uint64_t icnt, icnt_full_at;
+	uint64_t hist, hist_full;
+	uint64_t since_msg;	/* instructions since the last message */
+
+	uint8_t pend;
+	uint8_t pend_btype;
+	uint64_t pend_ts;
+	uint64_t pend_ret;	/* swap: return address to push */
+
+	uint64_t last_addr;	/* U-ADDR reference */
+	uint64_t last_ts;
+
+	/* repeated history (RCODE 2) */
+	bool rh_valid;
+	uint64_t rh_hist;
+	uint64_t hrepeat, hrepeat_max;
+	uint64_t rh_ts;
+
+	/* RepeatBranch */
+	bool rb_valid;
+	uint8_t rb_tcode, rb_btype;
+	uint64_t rb_icnt, rb_hist, rb_target;
+	uint64_t bcnt, bcnt_max;
+	uint64_t rb_ts;
+
+	/* implicit return: circular stack of return addresses or a counter */
+	uint64_t ir_stack[NT_MAX_IR_DEPTH];
+	unsigned int ir_top, ir_count;
+	uint64_t ir_mask;
+
+	/* periodic synchronisation */
+	uint64_t sync_period, sync_count, sync_ts;
+	bool sync_due;
+
+	/* Ownership */
+	bool own_known;
+	uint8_t cur_priv;
+	uint64_t cur_ctx;
+};
+
+void nt_encoder_cfg_default(struct nt_encoder_cfg *cfg)
+{
+	memset(cfg, 0, sizeof(*cfg));
+	cfg->stream.xlen = 64;
+	cfg->mode = NT_MODE_HTM;
+	cfg->icnt_bits = 16;
+	cfg->hist_bits = 32;
+	cfg->ir_depth = NT_MAX_IR_DEPTH;
+	cfg->ir_partial_bits = 16;
+	cfg->hrepeat_bits = NT_MAX_HREPEAT_BITS;
+	cfg->bcnt_bits = NT_MAX_BCNT_BITS;
+}
+
+static const char *check_cfg(const struct nt_encoder_cfg *c)
+{
+	if (c->mode != NT_MODE_BTM && c->mode != NT_MODE_HTM)
+		return "mode must be BTM (3) or HTM (6)";
+	if (c->icnt_bits < 2 || c->icnt_bits > NT_MAX_ICNT_BITS)
+		return "I-CNT width must be 2..22 bits";
+	if (c->hist_bits < 2 || c->hist_bits > NT_MAX_HIST_BITS)
+		return "HIST width must be 2..32 bits";
+	if (c->implicit_return > 3)
+		return "implicit return mode must be 0..3";
+	if (c->implicit_return && (c->ir_depth < 1 ||
+				   c->ir_depth > NT_MAX_IR_DEPTH))
+		return "implicit return depth must be 1..32";
+	if (c->implicit_return == 2 &&
+	    (c->ir_partial_bits < 2 || c->ir_partial_bits > 63))
+		return "partial return address bits must be 2..63";
+	if (c->sync_mode > 3 || c->sync_max > 15)
+		return "sync mode must be 0..3 and sync max 0..15";
+	if (c->stream.src_bits > NT_MAX_SRC_BITS ||
+	    (c->stream.src_bits && c->src_id >> c->stream.src_bits) ||
+	    (!c->stream.src_bits && c->src_id))
+		return "SRC ID does not fit in the SRC width";
+	if (c->stream.xlen && c->stream.xlen != 32 && c->stream.xlen != 64)
+		return "xlen must be 32 or 64";
+	if (c->hrepeat_bits < 1 || c->hrepeat_bits > NT_MAX_HREPEAT_BITS ||
+	    c->bcnt_bits < 1 || c->bcnt_bits > NT_MAX_BCNT_BITS)
+		return "HREPEAT and B-CNT widths must be 1..18 bits";
+	if (c->repeat_history && c->mode != NT_MODE_HTM)
+		return "repeated history needs HTM";
+	if (c->fifo_bytes && c->fifo_bytes < 4 * NT_MAX_MSG_BYTES)
+		return "FIFO must hold at least four maximal messages";
+	return NULL;
+}
+
+struct nt_encoder *nt_encoder_new(const struct nt_encoder_cfg *cfg,
+				  const char **err)
+{
+	struct nt_encoder *e;
+	const char *msg = check_cfg(cfg);
+
+	if (msg) {
+		if (err)
+			*err = msg;
+		return NULL;
+	}
+	e = calloc(1, sizeof(*e));
+	if (!e) {
+		if (err)
+			*err = "out of memory";
+		return NULL;
+	}
+	e->cfg = *cfg;
+	if (!e->cfg.stream.xlen)
+		e->cfg.stream.xlen = 64;
+	/*
+	 * The top bit of the I-CNT counter is its overflow flag, as in the
+	 * I-CNT full example of section 7.3: the count that sets it is
+	 * reported, including the instruction that set it.
+	 */
+	e->icnt_full_at = 1ull << (cfg->icnt_bits - 1);
+	e->hist_full = 1ull << (cfg->hist_bits - 1);
+	e->hist = 1;
+	e->hrepeat_max = (1ull << cfg->hrepeat_bits) - 1;
+	e->bcnt_max = (1ull << cfg->bcnt_bits) - 1;
+	e->ir_mask = cfg->implicit_return == 2 ?
+		     (1ull << cfg->ir_partial_bits) - 1 : ~0ull;
+	e->sync_period = cfg->sync_mode ? 1ull << (cfg->sync_max + 4) : 0;
+	return e;
+}
+
+void nt_encoder_free(struct nt_encoder *e)
+{
+	if (!e)
+		return;
+	free(e->out);
+	free(e);
+}
+
+const struct nt_encoder_stats *nt_encoder_stats(const struct nt_encoder *e)
+{
+	return &e->stats;
+}
+
+const uint8_t *nt_encoder_output(const struct nt_encoder *e, size_t *len)
+{
+	*len = e->olen - e->ohead;
+	return e->out + e->ohead;
+}
+
+void nt_encoder_consume(struct nt_encoder *e, size_t n)
+{
+	if (n > e->olen - e->ohead)
+		n = e->olen - e->ohead;
+	e->ohead += n;
+	if (e->ohead == e->olen)
+		e->ohead = e->olen = 0;
+}
+
+static void update_slow(struct nt_encoder *e)
+{
+	e->slow = e->pend != PEND_NONE || e->need_sync || e->lost ||
+		  e->sync_due;
+}
+
+void nt_encoder_lost(struct nt_encoder *e)
+{
+	e->olen = e->ohead = 0;
+	e->lost = true;
+	e->stats.overflows++;
+	update_slow(e);
+}
+
+/* ---- output ----------------------------------------------------------- */
+
+static bool reserve(struct nt_encoder *e, size_t need)
+{
+	size_t cap;
+	uint8_t *p;
+
+	if (e->ohead && e->ohead == e->olen)
+		e->ohead = e->olen = 0;
+	if (e->cfg.fifo_bytes && e->olen - e->ohead + need > e->cfg.fifo_bytes)
+		return false;
+	if (e->olen + need <= e->ocap)
+		return true;
+	if (e->ohead) {
+		memmove(e->out, e->out + e->ohead, e->olen - e->ohead);
+		e->olen -= e->ohead;
+		e->ohead = 0;
+		if (e->olen + need <= e->ocap)
+			return true;
+	}
+	cap = e->ocap ? e->ocap * 2 : 4096;
+	while (cap < e->olen + need)
+		cap *= 2;
+	p = realloc(e->out, cap);
+	if (!p)
+		return false;
+	e->out = p;
+	e->ocap = cap;
+	return true;
+}
+
+/*
+ * Write one message. Timestamps are absolute in sync messages and relative
+ * to the previous reported one otherwise (section 7.5). A full FIFO drops
+ * the message and everything after it until Error + SYNC=7 can be sent.
+ */
+static void put_msg(struct nt_encoder *e, struct nt_msg *m, uint64_t ts)
+{
+	int n;
+
+	if (e->lost)
+		return;
+	m->src = e->cfg.src_id;
+	if (e->cfg.stream.timestamps) {
+		m->fields |= NT_F_TSTAMP;
+		m->tstamp = nt_tcode_is_sync(m->tcode) ? ts : ts - e->last_ts;
+	}
+	if (!reserve(e, NT_MAX_MSG_BYTES)) {
+		e->lost = true;
+		e->stats.overflows++;
+		update_slow(e);
+		return;
+	}
+	n = nt_write_msg(&e->cfg.stream, m, e->out + e->olen,
+			 e->ocap - e->olen);
+	if (n <= 0)
+		return;
+	e->olen += (size_t)n;
+	e->stats.bytes += (size_t)n;
+	e->stats.msgs[m->tcode & 63]++;
+	if (e->cfg.stream.timestamps)
+		e->last_ts = ts;
+	e->since_msg = 0;
+	if (e->cfg.sync_mode == 1 && ++e->sync_count >= e->sync_period)
+		e->sync_due = e->slow = true;
+}
+
+static void msg_init(struct nt_msg *m, unsigned int tcode)
+{
+	memset(m, 0, sizeof(*m));
+	m->tcode = tcode;
+}
+
+/* RepeatBranch for the identical branch messages counted so far. */
+static void flush_repeat_branch(struct nt_encoder *e)
+{
+	struct nt_msg m;
+
+	if (e->rb_valid && e->bcnt) {
+		msg_init(&m, NT_TCODE_REPEAT_BRANCH);
+		m.bcnt = e->bcnt;
+		e->bcnt = 0;
+		put_msg(e, &m, e->rb_ts);
+	}
+	e->rb_valid = false;
+	e->bcnt = 0;
+}
+
+static void flush_hist_repeat(struct nt_encoder *e)
+{
+	struct nt_msg m;
+
+	if (e->rh_valid && e->hrepeat) {
+		msg_init(&m, NT_TCODE_RESOURCE_FULL);
+		m.rcode = NT_RCODE_HIST_REPEAT;
+		m.rdata[0] = e->rh_hist;
+		m.rdata[1] = e->hrepeat;
+		m.nrdata = 2;
+		e->hrepeat = 0;
+		put_msg(e, &m, e->rh_ts);
+	}
+}
+
+/*
+ * Everything owed before a message that is not a repeatable branch. The
+ * repeated-history pattern stays valid: RCODE 2 stands on its own.
+ */
+static void flush_repeats(struct nt_encoder *e)
+{
+	flush_repeat_branch(e);
+	flush_hist_repeat(e);
+}
+
+static void reset_spans(struct nt_encoder *e)
+{
+	e->icnt = 0;
+	e->hist = 1;
+}
+
+/* Section 7.4: a sync resets the encoder state the decoder relies on. */
+static void sync_reset(struct nt_encoder *e, uint64_t ts)
+{
+	e->sync_ts = ts;
+	e->ir_top = e->ir_count = 0;
+	e->rb_valid = false;
+	e->rh_valid = false;
+	e->sync_due = false;
+	e->sync_count = 0;
+	e->own_known = false;
+}
+
+static void emit_ownership(struct nt_encoder *e, uint8_t priv, uint64_t ctx,
+			   bool with_ctx, uint64_t ts)
+{
+	struct nt_msg m;
+
+	flush_repeats(e);
+	msg_init(&m, NT_TCODE_OWNERSHIP);
+	/* PROCESS = {CONTEXT, V, PRV[1:0], FORMAT[1:0]} (chapter 6.1) */
+	m.process = ((uint64_t)(priv & 7) << 2) |
+		    (with_ctx ? NT_OWN_SCONTEXT : NT_OWN_PRIV);
+	if (with_ctx)
+		m.process |= (ctx & ((1ull << 58) - 1)) << 5;
+	put_msg(e, &m, ts);
+	e->own_known = true;
+	e->cur_priv = priv;
+	e->cur_ctx = ctx;
+}
+
+static void emit_prog_sync(struct nt_encoder *e, unsigned int reason,
+			   const struct nt_record *rec)
+{
+	struct nt_msg m;
+
+	msg_init(&m, NT_TCODE_PROG_TRACE_SYNC);
+	m.sync = reason;
+	m.icnt = 0;
+	m.addr_field = rec->addr >> 1;
+	reset_spans(e);
+	put_msg(e, &m, rec->tstamp);
+	e->last_addr = rec->addr;
+	sync_reset(e, rec->tstamp);
+	if (e->cfg.context)
+		emit_ownership(e, rec->priv, rec->context, true, rec->tstamp);
+}
+
+/*
+ * Emit the message for a pending branch (or a linear-code sync, kind
+ * PEND_NONE) whose next PC is target.
+ */
+static void emit_branch(struct nt_encoder *e, unsigned int kind,
+			unsigned int btype, uint64_t target, uint64_t ts,
+			bool sync)
+{
+	bool htm = e->cfg.mode == NT_MODE_HTM;
+	bool with_hist = htm && e->hist != 1;
+	struct nt_msg m;
+
+	if (sync) {
+		flush_repeats(e);
+		if (kind == PEND_DIRECT)
+			msg_init(&m, NT_TCODE_DIRECT_BRANCH_SYNC);
+		else
+			msg_init(&m, with_hist ?
+				 NT_TCODE_INDIRECT_BRANCH_HIST_SYNC :
+				 NT_TCODE_INDIRECT_BRANCH_SYNC);
+		m.sync = NT_SYNC_PERIODIC;
+		m.btype = btype;
+		m.icnt = e->icnt;
+		m.hist = e->hist;
+		m.addr_field = target >> 1;
+		reset_spans(e);
+		put_msg(e, &m, ts);
+		e->last_addr = target;
+		sync_reset(e, ts);
+		return;
+	}
+
+	if (kind == PEND_DIRECT)
+		msg_init(&m, NT_TCODE_DIRECT_BRANCH);
+	else
+		msg_init(&m, with_hist ? NT_TCODE_INDIRECT_BRANCH_HIST :
+				     NT_TCODE_INDIRECT_BRANCH);
+	m.btype = btype;
+	m.icnt = e->icnt;
+	m.hist = e->hist;
+
+	flush_hist_repeat(e);
+	if (e->cfg.repeat_branch && e->rb_valid && e->rb_tcode == m.tcode &&
+	    e->rb_btype == btype && e->rb_icnt == m.icnt &&
+	    e->rb_hist == m.hist && e->rb_target == target &&
+	    e->bcnt < e->bcnt_max) {
+		e->bcnt++;
+		e->rb_ts = ts;
+		reset_spans(e);
+		e->since_msg = 0;
+		return;
+	}
+	flush_repeat_branch(e);
+
+	if (kind != PEND_DIRECT)
+		m.addr_field = (target ^ e->last_addr) >> 1;
+	reset_spans(e);
+	put_msg(e, &m, ts);
+	if (kind != PEND_DIRECT)
+		e->last_addr = target;
+	if (e->cfg.repeat_branch) {
+		e->rb_valid = true;
+		e->rb_tcode = m.tcode;
+		e->rb_btype = btype;
+		e->rb_icnt = m.icnt;
+		e->rb_hist = m.hist;
+		e->rb_target = target;
+		e->bcnt = 0;
+	}
+}
+
+static void ir_push(struct nt_encoder *e, uint64_t ret)
+{
+	if (e->cfg.implicit_return == 1) {
+		if (e->ir_count < e->cfg.ir_depth)
+			e->ir_count++;
+		return;
+	}
+	/* a full stack forgets its oldest entry; that return is reported */
+	e->ir_stack[e->ir_top] = ret;
+	e->ir_top = (e->ir_top + 1) % e->cfg.ir_depth;
+	if (e->ir_count < e->cfg.ir_depth)
+		e->ir_count++;
+}
+
+/* Pop and say whether the return to target may stay implicit. */
+static bool ir_pop_matches(struct nt_encoder *e, uint64_t target)
+{
+	uint64_t top;
+
+	if (!e->ir_count)
+		return false;
+	e->ir_count--;
+	if (e->cfg.implicit_return == 1)
+		return true;
+	e->ir_top = (e->ir_top + e->cfg.ir_depth - 1) % e->cfg.ir_depth;
+	top = e->ir_stack[e->ir_top];
+	return ((top ^ target) & e->ir_mask) == 0;
+}
+
+/* Resolve the pending message now that the next PC is known. */
+static void resolve_pending(struct nt_encoder *e, uint64_t target)
+{
+	unsigned int kind = e->pend;
+	bool sync = e->sync_due;
+
+	e->pend = PEND_NONE;
+	switch (kind) {
+	case PEND_NONE:
+		if (sync)
+			emit_branch(e, PEND_NONE, NT_BTYPE_INDIRECT, target,
+				    e->pend_ts, true);
+		return;
+	case PEND_RETURN:
+	case PEND_SWAP:
+		if (ir_pop_matches(e, target) && !sync) {
+			if (kind == PEND_SWAP)
+				ir_push(e, e->pend_ret);
+			return;
+		}
+		if (kind == PEND_SWAP)
+			ir_push(e, e->pend_ret);
+		kind = PEND_INDIRECT;
+		break;
+	default:
+		break;
+	}
+	emit_branch(e, kind, e->pend_btype, target, e->pend_ts, sync);
+}
+
+static void hist_full(struct nt_encoder *e, uint64_t ts)
+{
+	struct nt_msg m;
+
+	flush_repeat_branch(e);
+	if (e->cfg.repeat_history && e->rh_valid && e->rh_hist == e->hist) {
+		e->hrepeat++;
+		e->rh_ts = ts;
+		if (e->hrepeat == e->hrepeat_max)
+			flush_hist_repeat(e);
+		e->hist = 1;
+		return;
+	}
+	flush_hist_repeat(e);
+	msg_init(&m, NT_TCODE_RESOURCE_FULL);
+	m.rcode = NT_RCODE_HIST;
+	m.rdata[0] = e->hist;
+	m.nrdata = 1;
+	put_msg(e, &m, ts);
+	e->rh_valid = e->cfg.repeat_history;
+	e->rh_hist = e->hist;
+	e->hist = 1;
+}
+
+static void add_hist(struct nt_encoder *e, unsigned int taken, uint64_t ts)
+{
+	e->hist = (e->hist << 1) | taken;
+	if (e->hist & e->hist_full)
+		hist_full(e, ts);
+}
+
+static void icnt_full(struct nt_encoder *e, uint64_t ts)
+{
+	struct nt_msg m;
+
+	flush_repeats(e);
+	msg_init(&m, NT_TCODE_RESOURCE_FULL);
+	m.rcode = NT_RCODE_ICNT;
+	m.rdata[0] = e->icnt;
+	m.nrdata = 1;
+	put_msg(e, &m, ts);
+	e->icnt = 0;
+}
+
+void nt_encoder_start(struct nt_encoder *e, unsigned int sync_reason)
+{
+	e->running = true;
+	e->need_sync = true;
+	e->sync_reason = sync_reason & 0xf;
+	e->pend = PEND_NONE;
+	update_slow(e);
+}
+
+void nt_encoder_stop(struct nt_encoder *e, unsigned int evcode,
+		     uint64_t tstamp)
+{
+	struct nt_msg m;
+
+	if (!e->running)
+		return;
+	e->running = false;
+	if (e->need_sync || e->lost) {
+		/* nothing was reported since the start or the loss */
+		e->pend = PEND_NONE;
+		update_slow(e);
+		return;
+	}
+	/* a direct branch needs no address; others lose their target */
+	if (e->pend == PEND_DIRECT)
+		emit_branch(e, PEND_DIRECT, 0, 0, e->pend_ts, false);
+	e->pend = PEND_NONE;
+	flush_repeats(e);
+	msg_init(&m, NT_TCODE_PROG_TRACE_CORRELATION);
+	m.evcode = evcode & 0xf;
+	m.icnt = e->icnt;
+	if (e->cfg.mode == NT_MODE_HTM) {
+		m.cdf = 1;
+		m.hist = e->hist;
+	}
+	reset_spans(e);
+	put_msg(e, &m, tstamp);
+	update_slow(e);
+}
+
+static bool record_valid(const struct nt_record *rec)
+{
+	if (rec->itype > 15 || rec->itype == 7 || (rec->priv & 3) == 2 ||
+	    rec->priv > 7)
+		return false;
+	if (rec->itype == NT_ITYPE_EXCEPTION ||
+	    rec->itype == NT_ITYPE_INTERRUPT)
+		return true;
+	return rec->size == 2 || rec->size == 4;
+}
+
+/* Work owed at an instruction boundary before rec itself is counted. */
+static void boundary(struct nt_encoder *e, const struct nt_record *rec)
+{
+	if (e->lost) {
+		struct nt_msg m;
+
+		/* chapter 6.4: Error right before the SYNC=7 message */
+		if (!reserve(e, 2 * NT_MAX_MSG_BYTES))
+			return;
+		e->lost = false;
+		e->pend = PEND_NONE;
+		msg_init(&m, NT_TCODE_ERROR);
+		m.etype = 0;
+		m.ecode = 1u << 2;	/* program trace messages lost */
+		put_msg(e, &m, rec->tstamp);
+		emit_prog_sync(e, NT_SYNC_FIFO_OVERRUN, rec);
+		e->need_sync = false;
+	} else if (e->need_sync) {
+		e->need_sync = false;
+		emit_prog_sync(e, e->sync_reason, rec);
+	} else {
+		if (e->sync_due && e->pend == PEND_NONE)
+			e->pend_ts = rec->tstamp;
+		resolve_pending(e, rec->addr);
+	}
+	update_slow(e);
+}
+
+int nt_encoder_retire(struct nt_encoder *e, const struct nt_record *rec)
+{
+	unsigned int half;
+
+	if (!record_valid(rec))
+		return -1;
+	if (!e->running)
+		return 0;
+	e->stats.records++;
+
+	if (e->slow) {
+		boundary(e, rec);
+		if (e->lost)
+			return 0;
+	}
+	if (e->cfg.context && (!e->own_known || rec->priv != e->cur_priv ||
+			       rec->context != e->cur_ctx))
+		emit_ownership(e, rec->priv, rec->context,
+			       !e->own_known || rec->context != e->cur_ctx,
+			       rec->tstamp);
+
+	if (rec->itype == NT_ITYPE_EXCEPTION ||
+	    rec->itype == NT_ITYPE_INTERRUPT) {
+		/* the trapping instruction did not retire: no I-CNT */
+		e->pend = PEND_TRAP;
+		e->pend_btype = e->cfg.btype_trap_only ? NT_BTYPE_TRAP :
+				rec->itype == NT_ITYPE_EXCEPTION ?
+				NT_BTYPE_EXCEPTION : NT_BTYPE_INTERRUPT;
+		e->pend_ts = rec->tstamp;
+		e->slow = true;
+		return 0;
+	}
+
+	half = rec->size >> 1;
+	e->stats.halfwords += half;
+	e->icnt += half;
+	if (e->icnt >= e->icnt_full_at)
+		icnt_full(e, rec->tstamp);
+	e->since_msg++;
+	if (e->cfg.sync_mode == 3) {
+		e->sync_count += half;
+		if (e->sync_count >= e->sync_period)
+			e->sync_due = e->slow = true;
+	} else if (e->cfg.sync_mode == 2) {
+		if (rec->tstamp - e->sync_ts >= e->sync_period) {
+			e->sync_ts = rec->tstamp;
+			e->sync_due = e->slow = true;
+		}
+	}
+
+	switch (rec->itype) {
+	case NT_ITYPE_NONE:
+		return 0;
+	case NT_ITYPE_BRANCH_NOT_TAKEN:
+		if (e->cfg.mode == NT_MODE_HTM)
+			add_hist(e, 0, rec->tstamp);
+		return 0;
+	case NT_ITYPE_DIRECT_CALL:
+		if (e->cfg.implicit_return)
+			ir_push(e, rec->addr + rec->size);
+		/* all-jumps mode reports direct jumps like taken branches */
+		if (!e->cfg.all_jumps)
+			return 0;
+		/* fall through */
+	case NT_ITYPE_DIRECT_JUMP:
+	case NT_ITYPE_OTHER_DIRECT_JUMP:
+		if (!e->cfg.all_jumps)
+			return 0;
+		/* fall through */
+	case NT_ITYPE_BRANCH_TAKEN:
+		if (e->cfg.mode == NT_MODE_HTM) {
+			add_hist(e, 1, rec->tstamp);
+			return 0;
+		}
+		e->pend = PEND_DIRECT;
+		break;
+	case NT_ITYPE_INDIRECT_CALL:
+		if (e->cfg.implicit_return)
+			ir_push(e, rec->addr + rec->size);
+		/* fall through */
+	case NT_ITYPE_INDIRECT_JUMP:
+	case NT_ITYPE_OTHER_INDIRECT_JUMP:
+		/* section 8.1: lui/auipc + jalr in the same message */
+		if (e->cfg.sequential_jump &&
+		    (rec->flags & NT_REC_SEQ_INFERABLE) && e->since_msg >= 2)
+			return 0;
+		/* fall through */
+	case NT_ITYPE_INDIRECT_3BIT:
+	case NT_ITYPE_TRAP_RETURN:
+		e->pend = PEND_INDIRECT;
+		break;
+	case NT_ITYPE_RETURN:
+		e->pend = e->cfg.implicit_return ? PEND_RETURN : PEND_INDIRECT;
+		break;
+	case NT_ITYPE_COROUTINE_SWAP:
+		if (!e->cfg.implicit_return) {
+			e->pend = PEND_INDIRECT;
+			break;
+		}
+		e->pend = PEND_SWAP;
+		e->pend_ret = rec->addr + rec->size;
+		break;
+	default:
+		return 0;
+	}
+	e->pend_btype = NT_BTYPE_INDIRECT;
+	e->pend_ts = rec->tstamp;
+	e->slow = true;
+	return 0;
+}

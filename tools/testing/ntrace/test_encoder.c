@@ -1,0 +1,543 @@
+// SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause)
+/*
+ * Encoder model tests on hand-made record streams: the spec's worked
+ * examples (sections 7.3, 7.2) and each trTe* option.
+ */
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "ntrace.h"
+#include "tap.h"
+
+#define MAXM 256
+
+static struct nt_msg msgs[MAXM];
+static size_t nmsgs;
+
+static struct nt_record R(uint64_t addr, unsigned int size, unsigned int itype)
+{
+	struct nt_record r = { .addr = addr, .size = (uint8_t)size,
+			       .itype = (uint8_t)itype };
+	return r;
+}
+
+/* Encode recs from a fresh start, stop with evcode, parse the bytes. */
+static size_t run(const struct nt_encoder_cfg *cfg, const struct nt_record *recs,
+		  size_t n, unsigned int start, unsigned int evcode)
+{
+	const char *err = NULL;
+	struct nt_encoder *e = nt_encoder_new(cfg, &err);
+	struct nt_reader *r;
+	const uint8_t *out;
+	size_t len, i;
+
+	nmsgs = 0;
+	if (!e) {
+		tap_diag("encoder config rejected: %s", err);
+		return 0;
+	}
+	nt_encoder_start(e, start);
+	for (i = 0; i < n; i++)
+		nt_encoder_retire(e, &recs[i]);
+	nt_encoder_stop(e, evcode, n ? recs[n - 1].tstamp + 1 : 1);
+	out = nt_encoder_output(e, &len);
+	r = nt_reader_new(&cfg->stream);
+	nt_reader_feed(r, out, len);
+	nt_reader_finish(r);
+	while (nmsgs < MAXM && nt_reader_next(r, &msgs[nmsgs]))
+		nmsgs++;
+	nt_reader_free(r);
+	nt_encoder_free(e);
+	return nmsgs;
+}
+
+static void dump_msgs(void)
+{
+	char line[512];
+
+	for (size_t i = 0; i < nmsgs; i++) {
+		nt_msg_format(&msgs[i], line, sizeof(line));
+		tap_diag("  %s", line);
+	}
+}
+
+static int expect(int ok, const char *what)
+{
+	if (!tap_ok(ok, "%s", what))
+		dump_msgs();
+	return ok;
+}
+
+static bool is(size_t i, unsigned int tcode)
+{
+	return i < nmsgs && !msgs[i].err && msgs[i].tcode == tcode;
+}
+
+/* Section 7.3 code: 0x100 c.add, 0x102 b 0x200, 0x106 add, 0x10a b 0x300,
+ * 0x10e c.add, 0x110 add, 0x114 c.ebreak; 0x200 c.add; 0x300 add. */
+static void icnt_examples(void)
+{
+	struct nt_encoder_cfg cfg;
+	struct nt_record run1[] = {
+		R(0x100, 2, 0), R(0x102, 4, NT_ITYPE_BRANCH_TAKEN), R(0x200, 2, 0),
+	};
+	struct nt_record run2[] = {
+		R(0x100, 2, 0), R(0x102, 4, NT_ITYPE_BRANCH_NOT_TAKEN),
+		R(0x106, 4, 0), R(0x10a, 4, NT_ITYPE_BRANCH_TAKEN), R(0x300, 4, 0),
+	};
+	struct nt_record run3[] = {
+		R(0x100, 2, 0), R(0x102, 4, NT_ITYPE_BRANCH_NOT_TAKEN),
+		R(0x106, 4, 0), R(0x10a, 4, NT_ITYPE_BRANCH_NOT_TAKEN),
+		R(0x10e, 2, 0), R(0x110, 4, 0),
+	};
+
+	nt_encoder_cfg_default(&cfg);
+	cfg.mode = NT_MODE_BTM;
+	run(&cfg, run1, 3, NT_SYNC_DEBUG_EXIT, NT_EVCODE_DEBUG_ENTRY);
+	expect(nmsgs == 3 && is(0, NT_TCODE_PROG_TRACE_SYNC) &&
+	       msgs[0].sync == 3 && msgs[0].icnt == 0 &&
+	       msgs[0].addr_field == 0x80 &&
+	       is(1, NT_TCODE_DIRECT_BRANCH) && msgs[1].icnt == 3 &&
+	       is(2, NT_TCODE_PROG_TRACE_CORRELATION) && msgs[2].icnt == 1 &&
+	       msgs[2].cdf == 0 && msgs[2].evcode == 0,
+	       "BTM 7.3 run 1: sync F-ADDR 0x80, DirectBranch I-CNT 3, correlation I-CNT 1");
+	run(&cfg, run2, 5, NT_SYNC_DEBUG_EXIT, NT_EVCODE_DEBUG_ENTRY);
+	expect(nmsgs == 3 && is(1, NT_TCODE_DIRECT_BRANCH) &&
+	       msgs[1].icnt == 7 && msgs[2].icnt == 2,
+	       "BTM 7.3 run 2: DirectBranch I-CNT 7, correlation I-CNT 2");
+	run(&cfg, run3, 6, NT_SYNC_DEBUG_EXIT, NT_EVCODE_DEBUG_ENTRY);
+	expect(nmsgs == 2 && is(1, NT_TCODE_PROG_TRACE_CORRELATION) &&
+	       msgs[1].icnt == 10,
+	       "BTM 7.3 run 3: correlation I-CNT 10");
+
+	cfg.mode = NT_MODE_HTM;
+	run(&cfg, run1, 3, NT_SYNC_DEBUG_EXIT, NT_EVCODE_DEBUG_ENTRY);
+	expect(nmsgs == 2 && msgs[1].icnt == 4 && msgs[1].hist == 0x3 &&
+	       msgs[1].cdf == 1,
+	       "HTM 7.3 run 1: I-CNT 4, HIST 0x3");
+	run(&cfg, run2, 5, NT_SYNC_DEBUG_EXIT, NT_EVCODE_DEBUG_ENTRY);
+	expect(nmsgs == 2 && msgs[1].icnt == 9 && msgs[1].hist == 0x5,
+	       "HTM 7.3 run 2: I-CNT 9, HIST 0x5");
+	run(&cfg, run3, 6, NT_SYNC_DEBUG_EXIT, NT_EVCODE_DEBUG_ENTRY);
+	expect(nmsgs == 2 && msgs[1].icnt == 10 && msgs[1].hist == 0x4,
+	       "HTM 7.3 run 3: I-CNT 10, HIST 0x4");
+}
+
+static void icnt_full_example(void)
+{
+	/* section 7.3.3: 4-bit I-CNT with overflow flag, HTM */
+	struct nt_record recs[] = {
+		R(0x100, 2, 0), R(0x102, 4, NT_ITYPE_BRANCH_NOT_TAKEN),
+		R(0x106, 4, 0), R(0x10a, 4, 0), R(0x10e, 4, 0), R(0x112, 4, 0),
+		R(0x116, 4, 0), R(0x11a, 2, 0),
+	};
+	struct nt_encoder_cfg cfg;
+
+	nt_encoder_cfg_default(&cfg);
+	cfg.icnt_bits = 4;
+	run(&cfg, recs, 8, NT_SYNC_DEBUG_EXIT, NT_EVCODE_DEBUG_ENTRY);
+	expect(nmsgs == 3 && is(0, NT_TCODE_PROG_TRACE_SYNC) &&
+	       msgs[0].addr_field == 0x80 &&
+	       is(1, NT_TCODE_RESOURCE_FULL) && msgs[1].rcode == 0 &&
+	       msgs[1].rdata[0] == 9 &&
+	       is(2, NT_TCODE_PROG_TRACE_CORRELATION) && msgs[2].icnt == 5 &&
+	       msgs[2].hist == 0x2 && msgs[2].cdf == 1,
+	       "I-CNT full example: ResourceFull RDATA 9, correlation I-CNT 5 HIST 0x2");
+}
+
+static void hist_examples(void)
+{
+	static const struct {
+		const char *pattern;
+		uint64_t hist;
+	} ex[] = {
+		{ "01", 0x5 }, { "111", 0xf }, { "0000", 0x10 }, { "", 0x1 },
+	};
+	struct nt_encoder_cfg cfg;
+	struct nt_record recs[8];
+
+	nt_encoder_cfg_default(&cfg);
+	for (size_t k = 0; k < sizeof(ex) / sizeof(ex[0]); k++) {
+		size_t n = strlen(ex[k].pattern);
+
+		for (size_t i = 0; i < n; i++)
+			recs[i] = R(0x100 + 4 * i, 4, ex[k].pattern[i] == '1' ?
+				    NT_ITYPE_BRANCH_TAKEN :
+				    NT_ITYPE_BRANCH_NOT_TAKEN);
+		recs[n] = R(0x200, 4, 0);
+		run(&cfg, recs, n + 1, NT_SYNC_TRACE_ENABLE,
+		    NT_EVCODE_TRACE_DISABLED);
+		tap_ok(nmsgs == 2 && msgs[1].hist == ex[k].hist,
+		       "HIST of branches '%s' is 0x%" PRIx64, ex[k].pattern,
+		       ex[k].hist);
+	}
+}
+
+static void hist_full_and_repeat(void)
+{
+	struct nt_encoder_cfg cfg;
+	struct nt_record recs[64];
+	size_t i;
+
+	/* a 4-bit HIST register holds three outcomes */
+	for (i = 0; i < 20; i++)
+		recs[i] = R(0x100, 4, (i % 3 == 2) ? NT_ITYPE_BRANCH_NOT_TAKEN :
+			    NT_ITYPE_BRANCH_TAKEN);
+	nt_encoder_cfg_default(&cfg);
+	cfg.hist_bits = 4;
+	run(&cfg, recs, 20, NT_SYNC_TRACE_ENABLE, NT_EVCODE_TRACE_DISABLED);
+	{
+		size_t rf = 0, ok = 1;
+
+		for (i = 1; i + 1 < nmsgs; i++) {
+			ok &= is(i, NT_TCODE_RESOURCE_FULL) &&
+			      msgs[i].rcode == 1 && msgs[i].rdata[0] == 0xe;
+			rf++;
+		}
+		expect(rf == 6 && ok && msgs[nmsgs - 1].hist == 0x7,
+		       "4-bit HIST: six ResourceFull 0xE, correlation HIST 0x7");
+	}
+	cfg.repeat_history = true;
+	run(&cfg, recs, 20, NT_SYNC_TRACE_ENABLE, NT_EVCODE_TRACE_DISABLED);
+	expect(nmsgs == 4 && is(1, NT_TCODE_RESOURCE_FULL) &&
+	       msgs[1].rcode == 1 && msgs[1].rdata[0] == 0xe &&
+	       is(2, NT_TCODE_RESOURCE_FULL) && msgs[2].rcode == 2 &&
+	       msgs[2].rdata[0] == 0xe && msgs[2].rdata[1] == 5 &&
+	       msgs[3].hist == 0x7,
+	       "repeated history: RCODE 1 once, then RCODE 2 with HREPEAT 5");
+	cfg.hrepeat_bits = 2;
+	run(&cfg, recs, 20, NT_SYNC_TRACE_ENABLE, NT_EVCODE_TRACE_DISABLED);
+	{
+		uint64_t total = 0;
+
+		for (i = 0; i < nmsgs; i++)
+			if (is(i, NT_TCODE_RESOURCE_FULL))
+				total += msgs[i].rcode == 2 ? msgs[i].rdata[1] : 1;
+		expect(total == 6, "2-bit HREPEAT splits, six patterns in total");
+	}
+}
+
+static void implicit_return(void)
+{
+	struct nt_encoder_cfg cfg;
+	/* call f at 0x100 -> 0x200; f returns to 0x104; then a bad return */
+	struct nt_record recs[] = {
+		R(0x100, 4, NT_ITYPE_DIRECT_CALL), R(0x200, 4, 0),
+		R(0x204, 2, NT_ITYPE_RETURN), R(0x104, 4, 0),
+		R(0x108, 4, NT_ITYPE_DIRECT_CALL), R(0x200, 2, NT_ITYPE_RETURN),
+		R(0x400, 4, 0),
+	};
+	size_t n = sizeof(recs) / sizeof(recs[0]);
+	unsigned int mode;
+
+	nt_encoder_cfg_default(&cfg);
+	run(&cfg, recs, n, NT_SYNC_TRACE_ENABLE, NT_EVCODE_TRACE_DISABLED);
+	expect(nmsgs == 4 && is(1, NT_TCODE_INDIRECT_BRANCH) &&
+	       msgs[1].target == 0x104 && is(2, NT_TCODE_INDIRECT_BRANCH) &&
+	       msgs[2].target == 0x400,
+	       "no implicit return: both returns reported");
+	for (mode = 1; mode <= 3; mode++) {
+		cfg.implicit_return = (uint8_t)mode;
+		run(&cfg, recs, n, NT_SYNC_TRACE_ENABLE,
+		    NT_EVCODE_TRACE_DISABLED);
+		if (mode == 1)
+			expect(nmsgs == 2,
+			       "implicit return mode 1: counter hides both returns");
+		else
+			expect(nmsgs == 3 && is(1, NT_TCODE_INDIRECT_BRANCH) &&
+			       msgs[1].target == 0x400 && msgs[1].icnt == 10,
+			       mode == 2 ?
+			       "implicit return mode 2: matching return hidden, wrong one reported" :
+			       "implicit return mode 3: matching return hidden, wrong one reported");
+	}
+	/* a stack of depth 1 forgets the outer call */
+	{
+		struct nt_record nest[] = {
+			R(0x100, 4, NT_ITYPE_DIRECT_CALL),
+			R(0x200, 4, NT_ITYPE_DIRECT_CALL),
+			R(0x300, 2, NT_ITYPE_RETURN),
+			R(0x204, 2, NT_ITYPE_RETURN), R(0x104, 4, 0),
+		};
+
+		cfg.implicit_return = 3;
+		cfg.ir_depth = 1;
+		run(&cfg, nest, 5, NT_SYNC_TRACE_ENABLE,
+		    NT_EVCODE_TRACE_DISABLED);
+		expect(nmsgs == 3 && is(1, NT_TCODE_INDIRECT_BRANCH) &&
+		       msgs[1].target == 0x104,
+		       "depth-1 stack: inner return hidden, outer one reported");
+	}
+}
+
+static void repeat_branch(void)
+{
+	struct nt_encoder_cfg cfg;
+	struct nt_record recs[32];
+	size_t n = 0, i;
+
+	/* a loop 0x100..0x108 taken 5 times, then falls through */
+	for (i = 0; i < 6; i++) {
+		recs[n++] = R(0x100, 4, 0);
+		recs[n++] = R(0x104, 4, 0);
+		recs[n++] = R(0x108, 4, i < 5 ? NT_ITYPE_BRANCH_TAKEN :
+			      NT_ITYPE_BRANCH_NOT_TAKEN);
+	}
+	recs[n++] = R(0x10c, 4, 0);
+	nt_encoder_cfg_default(&cfg);
+	cfg.mode = NT_MODE_BTM;
+	run(&cfg, recs, n, NT_SYNC_TRACE_ENABLE, NT_EVCODE_TRACE_DISABLED);
+	expect(nmsgs == 7, "BTM loop: five DirectBranch messages");
+	cfg.repeat_branch = true;
+	run(&cfg, recs, n, NT_SYNC_TRACE_ENABLE, NT_EVCODE_TRACE_DISABLED);
+	expect(nmsgs == 4 && is(1, NT_TCODE_DIRECT_BRANCH) && msgs[1].icnt == 6 &&
+	       is(2, NT_TCODE_REPEAT_BRANCH) && msgs[2].bcnt == 4 &&
+	       msgs[3].icnt == 8,
+	       "RepeatBranch: one DirectBranch then B-CNT 4");
+}
+
+static void sequential_jump(void)
+{
+	struct nt_encoder_cfg cfg;
+	struct nt_record recs[] = {
+		R(0x100, 4, 0),			/* auipc t1, ... */
+		R(0x104, 4, NT_ITYPE_INDIRECT_JUMP), /* jr t1 */
+		R(0x800, 4, 0),
+	};
+
+	recs[1].flags = NT_REC_SEQ_INFERABLE;
+	nt_encoder_cfg_default(&cfg);
+	run(&cfg, recs, 3, NT_SYNC_TRACE_ENABLE, NT_EVCODE_TRACE_DISABLED);
+	expect(nmsgs == 3 && is(1, NT_TCODE_INDIRECT_BRANCH),
+	       "without sequential jump: jr reported");
+	cfg.sequential_jump = true;
+	run(&cfg, recs, 3, NT_SYNC_TRACE_ENABLE, NT_EVCODE_TRACE_DISABLED);
+	expect(nmsgs == 2 && msgs[1].icnt == 6,
+	       "sequential jump: auipc + jr inferred, no message");
+	/* the constant load must be in the same message */
+	recs[0] = R(0x100, 4, NT_ITYPE_INDIRECT_JUMP);
+	recs[1].addr = 0x200;
+	run(&cfg, recs, 3, NT_SYNC_TRACE_ENABLE, NT_EVCODE_TRACE_DISABLED);
+	expect(nmsgs == 4, "sequential jump right after a message is reported");
+}
+
+static void periodic_sync(void)
+{
+	struct nt_encoder_cfg cfg;
+	struct nt_record recs[40];
+	size_t i, syncs = 0, ok = 1;
+
+	for (i = 0; i < 40; i++)
+		recs[i] = R(0x1000 + 4 * i, 4, 0);
+	nt_encoder_cfg_default(&cfg);
+	cfg.sync_mode = 3;	/* I-CNT half-words */
+	cfg.sync_max = 0;	/* every 16 */
+	run(&cfg, recs, 40, NT_SYNC_TRACE_ENABLE, NT_EVCODE_TRACE_DISABLED);
+	for (i = 1; i < nmsgs; i++) {
+		if (!nt_tcode_is_sync(msgs[i].tcode))
+			continue;
+		syncs++;
+		ok &= msgs[i].sync == NT_SYNC_PERIODIC &&
+		      msgs[i].target == 0x1000 + 32 * syncs &&
+		      msgs[i].icnt == 16 && msgs[i].btype == 0;
+	}
+	expect(syncs == 4 && ok,
+	       "periodic sync every 16 half-words on linear code, F-ADDR = next PC");
+
+	cfg.mode = NT_MODE_BTM;
+	cfg.sync_mode = 1;	/* messages */
+	for (i = 0; i < 40; i++)
+		recs[i] = R(0x100, 4, NT_ITYPE_BRANCH_TAKEN);
+	run(&cfg, recs, 40, NT_SYNC_TRACE_ENABLE, NT_EVCODE_TRACE_DISABLED);
+	syncs = 0;
+	for (i = 0; i < nmsgs; i++)
+		syncs += is(i, NT_TCODE_DIRECT_BRANCH_SYNC) &&
+			 msgs[i].target == 0x100;
+	expect(syncs == 2, "BTM: every 16th message becomes DirectBranchSync");
+}
+
+static void timestamps_src_ownership(void)
+{
+	struct nt_encoder_cfg cfg;
+	struct nt_record recs[] = {
+		R(0x100, 4, NT_ITYPE_INDIRECT_JUMP), R(0x200, 4, 0),
+		R(0x204, 4, 0), R(0x208, 4, NT_ITYPE_INDIRECT_JUMP),
+		R(0x300, 4, 0),
+	};
+	size_t i, ok = 1;
+
+	for (i = 0; i < 5; i++) {
+		recs[i].tstamp = 1000 + 10 * i;
+		recs[i].context = 42;
+	}
+	nt_encoder_cfg_default(&cfg);
+	cfg.stream.timestamps = true;
+	cfg.stream.src_bits = 4;
+	cfg.src_id = 9;
+	cfg.context = true;
+	run(&cfg, recs, 5, NT_SYNC_TRACE_ENABLE, NT_EVCODE_TRACE_DISABLED);
+	for (i = 0; i < nmsgs; i++)
+		ok &= !msgs[i].err && msgs[i].src == 9 &&
+		      (msgs[i].fields & NT_F_TSTAMP);
+	expect(ok && nmsgs == 5 && msgs[0].time == 1000 &&
+	       is(1, NT_TCODE_OWNERSHIP) && msgs[1].process == ((42u << 5) | 2) &&
+	       msgs[2].time == 1000 && msgs[3].time == 1030 &&
+	       msgs[3].tstamp == 30 && msgs[4].time == 1041,
+	       "SRC 9 on every message, absolute then relative timestamps, Ownership after sync");
+
+	/* a trap into S-mode and back: Ownership with the new privilege */
+	{
+		struct nt_record t[] = {
+			R(0x100, 4, 0), R(0x104, 4, NT_ITYPE_EXCEPTION),
+			R(0x8000, 4, 0), R(0x8004, 4, NT_ITYPE_TRAP_RETURN),
+			R(0x108, 4, 0),
+		};
+
+		t[2].priv = t[3].priv = NT_PRIV_S;
+		cfg.stream.timestamps = false;
+		run(&cfg, t, 5, NT_SYNC_TRACE_ENABLE, NT_EVCODE_TRACE_DISABLED);
+		expect(nmsgs == 7 && is(2, NT_TCODE_INDIRECT_BRANCH) &&
+		       msgs[2].btype == 2 && msgs[2].target == 0x8000 &&
+		       is(3, NT_TCODE_OWNERSHIP) && msgs[3].process == (1u << 2) &&
+		       is(4, NT_TCODE_INDIRECT_BRANCH) && msgs[4].btype == 0 &&
+		       msgs[4].target == 0x108 && is(5, NT_TCODE_OWNERSHIP) &&
+		       msgs[5].process == 0,
+		       "exception B-TYPE 2, Ownership S, sret, Ownership U");
+	}
+}
+
+static void traps(void)
+{
+	struct nt_encoder_cfg cfg;
+	struct nt_record t[] = {
+		R(0x100, 4, 0), R(0x104, 0, NT_ITYPE_INTERRUPT), R(0x9000, 4, 0),
+		R(0x9004, 0, NT_ITYPE_EXCEPTION), R(0x9100, 2, 0),
+	};
+
+	nt_encoder_cfg_default(&cfg);
+	run(&cfg, t, 5, NT_SYNC_TRACE_ENABLE, NT_EVCODE_TRACE_DISABLED);
+	expect(nmsgs == 4 && msgs[1].btype == 3 && msgs[1].icnt == 2 &&
+	       msgs[1].target == 0x9000 && msgs[2].btype == 2 &&
+	       msgs[2].icnt == 2 && msgs[2].target == 0x9100 &&
+	       msgs[3].icnt == 1,
+	       "interrupt B-TYPE 3, exception B-TYPE 2, trapping instruction not counted");
+	cfg.btype_trap_only = true;
+	run(&cfg, t, 5, NT_SYNC_TRACE_ENABLE, NT_EVCODE_TRACE_DISABLED);
+	expect(nmsgs == 4 && msgs[1].btype == 1 && msgs[2].btype == 1,
+	       "B-TYPE 1 for both when 2/3 are not implemented");
+	/* back-to-back: exception at the first instruction after sync */
+	t[0] = R(0x100, 0, NT_ITYPE_EXCEPTION);
+	run(&cfg, t, 1, NT_SYNC_DEBUG_EXIT, NT_EVCODE_TRACE_DISABLED);
+	expect(nmsgs == 2 && msgs[0].addr_field == 0x80,
+	       "exception on the first instruction: sync at its address");
+}
+
+static void overflow(void)
+{
+	struct nt_encoder_cfg cfg;
+	const char *err = NULL;
+	struct nt_encoder *e;
+	struct nt_reader *r;
+	struct nt_record rec;
+	const uint8_t *out;
+	uint8_t saved[4096];
+	size_t len, i, errors = 0, sync7 = 0, total = 0;
+
+	nt_encoder_cfg_default(&cfg);
+	cfg.fifo_bytes = 160;
+	e = nt_encoder_new(&cfg, &err);
+	nt_encoder_start(e, NT_SYNC_TRACE_ENABLE);
+	/* indirect jumps to ever new places, never drained: FIFO fills */
+	for (i = 0; i < 200; i++) {
+		rec = R(0x1000 + 0x100 * i, 4, NT_ITYPE_INDIRECT_JUMP);
+		nt_encoder_retire(e, &rec);
+		if (i == 100) {
+			out = nt_encoder_output(e, &len);
+			memcpy(saved, out, len);
+			total = len;
+			nt_encoder_consume(e, len);
+		}
+	}
+	nt_encoder_stop(e, NT_EVCODE_TRACE_DISABLED, 0);
+	out = nt_encoder_output(e, &len);
+	memcpy(saved + total, out, len);
+	total += len;
+	r = nt_reader_new(&cfg.stream);
+	nt_reader_feed(r, saved, total);
+	nt_reader_finish(r);
+	nmsgs = 0;
+	while (nmsgs < MAXM && nt_reader_next(r, &msgs[nmsgs]))
+		nmsgs++;
+	for (i = 0; i < nmsgs; i++) {
+		if (is(i, NT_TCODE_ERROR) && msgs[i].etype == 0 &&
+		    msgs[i].ecode == 4 && is(i + 1, NT_TCODE_PROG_TRACE_SYNC) &&
+		    msgs[i + 1].sync == NT_SYNC_FIFO_OVERRUN &&
+		    msgs[i + 1].target == 0x1000 + 0x100 * 101)
+			sync7++;
+		errors += msgs[i].err != 0;
+	}
+	expect(sync7 == 1 && !errors && nt_encoder_stats(e)->overflows >= 1,
+	       "FIFO overflow: Error ETYPE 0 then ProgTraceSync SYNC=7 after draining");
+	nt_reader_free(r);
+	nt_encoder_free(e);
+}
+
+static void bad_configs(void)
+{
+	struct nt_encoder_cfg cfg;
+	const char *err;
+	int rejected = 0, tried = 0;
+
+#define TRY(stmt) do {							\
+		nt_encoder_cfg_default(&cfg);				\
+		stmt;							\
+		err = NULL;						\
+		tried++;						\
+		if (!nt_encoder_new(&cfg, &err) && err)			\
+			rejected++;					\
+	} while (0)
+	TRY(cfg.mode = 4);
+	TRY(cfg.icnt_bits = 23);
+	TRY(cfg.hist_bits = 1);
+	TRY(cfg.hist_bits = 33);
+	TRY(cfg.implicit_return = 4);
+	TRY((cfg.implicit_return = 3, cfg.ir_depth = 33));
+	TRY((cfg.stream.src_bits = 2, cfg.src_id = 4));
+	TRY(cfg.stream.src_bits = 13);
+	TRY(cfg.stream.xlen = 48);
+	TRY((cfg.mode = NT_MODE_BTM, cfg.repeat_history = true));
+	TRY(cfg.fifo_bytes = 10);
+	TRY(cfg.sync_max = 16);
+#undef TRY
+	tap_ok(rejected == tried, "%d of %d bad configurations rejected",
+	       rejected, tried);
+	{
+		struct nt_encoder *e;
+		struct nt_record bad = R(0x100, 3, 0);
+
+		nt_encoder_cfg_default(&cfg);
+		e = nt_encoder_new(&cfg, &err);
+		nt_encoder_start(e, NT_SYNC_TRACE_ENABLE);
+		tap_ok(nt_encoder_retire(e, &bad) == -1 &&
+		       (bad = R(0x100, 4, 7), nt_encoder_retire(e, &bad) == -1),
+		       "records with size 3 or itype 7 are refused");
+		nt_encoder_free(e);
+	}
+}
+
+int main(void)
+{
+	icnt_examples();
+	icnt_full_example();
+	hist_examples();
+	hist_full_and_repeat();
+	implicit_return();
+	repeat_branch();
+	sequential_jump();
+	periodic_sync();
+	timestamps_src_ownership();
+	traps();
+	overflow();
+	bad_configs();
+	return tap_done();
+}

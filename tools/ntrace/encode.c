@@ -396,6 +396,7 @@ int cmd_encode(int argc, char **argv)
 			break;
 		case 'h':
 			fputs(encode_help, stdout);
+			nt_image_free(img);
 			return 0;
 		default:
 			die_usage("bad option");
@@ -562,6 +563,7 @@ int cmd_bluespec(int argc, char **argv)
 			break;
 		case 'h':
 			fputs(bluespec_help, stdout);
+			nt_image_free(img);
 			return 0;
 		default:
 			die_usage("bad option");

@@ -1,0 +1,102 @@
+#!/usr/bin/env bash
+# The project's whole test run (`make check`): installs what is missing,
+# builds with gcc, clang and the sanitizers, runs every TAP test program
+# and the bounded fuzzer, then the lab tests when the lab is present, and
+# ends with one "N passed, N failed" line.
+set -uo pipefail
+
+root=$(cd "$(dirname "${BASH_SOURCE[0]}")/../../.." && pwd)
+cd "$root" || exit 1
+T=tools/testing/ntrace
+FUZZ_SECONDS=${NTRACE_FUZZ_SECONDS:-60}
+logs=$(mktemp -d)
+trap 'rm -rf "$logs"' EXIT
+passed=0
+failed=0
+
+# run_tap NAME CMD...: count the TAP lines CMD prints; a non-zero exit
+# without a failing line, or no line at all, is one failure more.
+run_tap() {
+	local name=$1 log="$logs/$1.log" st okc notc
+	shift
+	echo "== $name"
+	"$@" >"$log" 2>&1
+	st=$?
+	okc=$(grep -c '^ok ' "$log")
+	notc=$(grep -c '^not ok ' "$log")
+	grep -E '^(not ok|Bail out)' "$log" | head -20
+	if [[ $st -ne 0 && $notc -eq 0 ]] || [[ $okc -eq 0 && $notc -eq 0 ]]; then
+		echo "$name: exit status $st without a TAP failure; last lines:"
+		tail -20 "$log"
+		notc=$((notc + 1))
+	fi
+	echo "$name: $okc passed, $notc failed"
+	passed=$((passed + okc))
+	failed=$((failed + notc))
+}
+
+# step NAME CMD...: one pass/fail item for a command that is not TAP
+step() {
+	local name=$1 log="$logs/step.log"
+	shift
+	echo "== $name"
+	if "$@" >"$log" 2>&1; then
+		passed=$((passed + 1))
+	else
+		echo "FAILED: $name; last lines:"
+		tail -30 "$log"
+		failed=$((failed + 1))
+		return 1
+	fi
+}
+
+jobs=$(nproc 2>/dev/null || echo 2)
+
+if ! bash scripts/install-deps.sh; then
+	echo "cannot install the build dependencies"
+	echo "0 passed, 1 failed"
+	exit 1
+fi
+
+if ! step "gcc build (-Wall -Wextra -Werror)" \
+	make -j"$jobs" O=build all tests nt-pctraces; then
+	echo "$passed passed, $failed failed"
+	exit 1
+fi
+step "clang build (-Wall -Wextra -Werror)" \
+	make -j"$jobs" O=build-clang CC=clang all tests
+
+for t in test_codec test_encoder test_insn test_bluespec; do
+	run_tap "$t" build/tests/$t
+done
+run_tap test_programs build/tests/test_programs build/programs
+run_tap insn-objdump bash $T/insn-objdump.sh build/tests/insn_objdump_check \
+	build/insn-objdump
+run_tap test-cli bash $T/test-cli.sh build/ntrace build/programs
+
+# the same programs once more with AddressSanitizer and UBSan
+if step "ASan/UBSan build" make -j"$jobs" O=build-san SAN=1 all tests; then
+	export ASAN_OPTIONS=detect_leaks=1:abort_on_error=1
+	export UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
+	for t in test_codec test_encoder test_insn test_bluespec; do
+		run_tap "$t (asan)" build-san/tests/$t
+	done
+	run_tap "test_programs (asan)" build-san/tests/test_programs build/programs
+	run_tap "test-cli (asan)" bash $T/test-cli.sh build-san/ntrace build/programs
+	unset ASAN_OPTIONS UBSAN_OPTIONS
+fi
+
+if [[ -f $T/fuzz_reader.c ]] &&
+	step "libFuzzer build" make O=build build/fuzz/fuzz_reader; then
+	run_tap "fuzz_reader ${FUZZ_SECONDS}s" bash $T/run-fuzz.sh \
+		build/fuzz/fuzz_reader "$FUZZ_SECONDS"
+fi
+
+# the virtual RISC-V board, when this tree has it (NTRACE_SKIP_LAB=1 skips
+# it for a quick host-only run)
+if [[ -x tools/lab/lab-test && -z ${NTRACE_SKIP_LAB:-} ]]; then
+	run_tap lab tools/lab/lab-test
+fi
+
+echo "$passed passed, $failed failed"
+[[ $failed -eq 0 ]]

@@ -1,0 +1,97 @@
+#!/usr/bin/env bash
+# CLI behaviour: help, exit codes (0 ok, 1 bad data, 2 usage), and the
+# encode -> dump/stat and Bluespec paths on a real program.
+# usage: test-cli.sh NTRACE_BIN PROGRAMS_DIR
+set -uo pipefail
+
+nt=$1
+progs=$2
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+n=0
+failed=0
+
+ok() {	# ok COND-STATUS DESCRIPTION
+	n=$((n + 1))
+	if [[ $1 -eq 0 ]]; then
+		echo "ok $n - $2"
+	else
+		echo "not ok $n - $2"
+		failed=$((failed + 1))
+	fi
+}
+
+status() {	# status EXPECTED CMD... : run CMD, compare its exit status
+	local want=$1
+	shift
+	"$@" >"$tmp/out" 2>"$tmp/err"
+	local got=$?
+	[[ $got -eq $want ]] || { echo "# exit $got, wanted $want: $*"; \
+		sed 's/^/#   /' "$tmp/err" | head -5; }
+	[[ $got -eq $want ]]
+}
+
+for c in "" dump stat encode bluespec; do
+	status 0 "$nt" $c --help; ok $? "ntrace $c --help exits 0"
+done
+status 2 "$nt"; ok $? "no command: usage error"
+status 2 "$nt" frobnicate; ok $? "unknown command: usage error"
+status 2 "$nt" dump; ok $? "dump without a file: usage error"
+status 2 "$nt" dump --src-bits 13 /dev/null; ok $? "--src-bits 13 rejected"
+status 2 "$nt" dump --xlen 48 /dev/null; ok $? "--xlen 48 rejected"
+status 1 "$nt" dump "$tmp/does-not-exist"; ok $? "missing trace file: data error"
+status 2 "$nt" encode --elf "$progs/recursion" -o "$tmp/x"
+ok $? "encode without input: usage error"
+status 2 "$nt" encode --elf "$progs/recursion" --pc-trace "$progs/recursion.pcs" \
+	-o "$tmp/x" --mode xtm; ok $? "--mode xtm rejected"
+status 2 "$nt" encode --elf "$progs/recursion" --pc-trace "$progs/recursion.pcs" \
+	-o "$tmp/x" --sync-period 100; ok $? "--sync-period 100 (not a power of 2) rejected"
+status 2 "$nt" encode --elf "$progs/recursion" --pc-trace "$progs/recursion.pcs" \
+	-o "$tmp/x" --implicit-return 4; ok $? "--implicit-return 4 rejected"
+status 1 "$nt" encode --elf /etc/passwd --pc-trace "$progs/recursion.pcs" -o "$tmp/x"
+ok $? "non-ELF image: data error"
+{ head -3 "$progs/recursion.pcs"; echo banana; } >"$tmp/bad.pcs"
+status 1 "$nt" encode --elf "$progs/recursion" --pc-trace "$tmp/bad.pcs" -o "$tmp/x"
+ok $? "malformed PC line: data error"
+grep -q 'bad.pcs:4' "$tmp/err"; ok $? "malformed PC line named by line number"
+printf '0x1\n' >"$tmp/out.pcs"
+status 1 "$nt" encode --elf "$progs/recursion" --pc-trace "$tmp/out.pcs" -o "$tmp/x"
+ok $? "PC outside the image: data error"
+
+# a real program, every message well formed
+status 0 "$nt" encode --elf "$progs/qsort_cb" --pc-trace "$progs/qsort_cb.pcs" \
+	-o "$tmp/q.nt" --implicit-return 3 --repeat-history --stats
+ok $? "encode qsort_cb"
+grep -q 'bits/instruction' "$tmp/err"; ok $? "encode --stats prints bits/instruction"
+status 0 "$nt" dump "$tmp/q.nt"; ok $? "dump of an encoded trace exits 0"
+head -1 "$tmp/out" | grep -q '^00000000 .*ProgTraceSync sync=5'
+ok $? "dump starts with ProgTraceSync at offset 0"
+cp "$tmp/out" "$tmp/whole"
+status 0 "$nt" dump --chunk 3 "$tmp/q.nt"
+cmp -s "$tmp/out" "$tmp/whole"; ok $? "dump --chunk 3 equals the whole-buffer dump"
+status 0 "$nt" stat "$tmp/q.nt"
+grep -q '^errors: 0' "$tmp/out"; ok $? "stat: no errors"
+
+# damage: a corrupted copy still dumps, reports errors, exits 1
+cp "$tmp/q.nt" "$tmp/bad.nt"
+printf '\x02\x02\x02' | dd of="$tmp/bad.nt" bs=1 seek=100 conv=notrunc 2>/dev/null
+status 1 "$nt" dump "$tmp/bad.nt"; ok $? "damaged trace: exit 1"
+grep -q 'ERROR reserved MSEO sequence at 0x64' "$tmp/out"
+ok $? "damaged trace: error reported at byte 0x64"
+[[ $(grep -c ProgTraceCorrelation "$tmp/out") -eq 1 ]]
+ok $? "damaged trace: decoding resumes and reaches the end"
+head -c 5000 /dev/urandom >"$tmp/random.nt"
+"$nt" dump "$tmp/random.nt" >/dev/null 2>&1
+[[ $? -le 1 ]]; ok $? "random bytes: dump exits 0 or 1, no crash"
+
+# Bluespec input gives the same trace as the ELF path
+status 0 "$nt" bluespec --elf "$progs/interp" --pc-trace "$progs/interp.pcs" \
+	-o "$tmp/i.bsv"; ok $? "bluespec writes a tandem trace"
+status 0 "$nt" encode --elf "$progs/interp" --pc-trace "$progs/interp.pcs" \
+	-o "$tmp/a.nt" --mode btm --implicit-return 2
+status 0 "$nt" encode --bluespec "$tmp/i.bsv" -o "$tmp/b.nt" --mode btm \
+	--implicit-return 2
+cmp -s "$tmp/a.nt" "$tmp/b.nt"; ok $? "encode --bluespec equals encode --pc-trace"
+
+echo "1..$n"
+[[ $failed -eq 0 ]]

@@ -105,7 +105,8 @@ install: all
 	install -m 644 $(LIB_A) $(DESTDIR)$(PREFIX)/lib/
 	install -m 755 $(LIB_SO) $(DESTDIR)$(PREFIX)/lib/
 	ln -sf libntrace.so.0 $(DESTDIR)$(PREFIX)/lib/libntrace.so
-	install -m 644 $(LIB_PC) $(DESTDIR)$(PREFIX)/lib/pkgconfig/
+	sed -e 's|@PREFIX@|$(PREFIX)|; s|@VERSION@|$(VERSION)|' \
+		tools/lib/ntrace/libntrace.pc.in > $(DESTDIR)$(PREFIX)/lib/pkgconfig/libntrace.pc
 	install -m 644 tools/lib/ntrace/ntrace.h tools/lib/ntrace/bluespec.h \
 		$(DESTDIR)$(PREFIX)/include/
 	install -m 755 $(CLI) $(DESTDIR)$(PREFIX)/bin/

@@ -14,7 +14,8 @@ struct trace_stats {
 	uint64_t msgs[64], bytes[64];
 	uint64_t errors[NT_ERR__COUNT];
 	uint64_t total_msgs, total_bytes;
-	uint64_t halfwords;	/* I-CNT fields and RCODE 0 */
+	uint64_t halfwords;	/* I-CNT, RCODE 0 and RepeatBranch */
+	uint64_t last_branch_icnt;
 	uint64_t stream_bytes;
 };
 
@@ -30,10 +31,7 @@ static void account(struct trace_stats *s, const struct nt_msg *m)
 	s->bytes[m->tcode] += m->size;
 	s->total_msgs++;
 	s->total_bytes += m->size;
-	if (m->fields & NT_F_ICNT)
-		s->halfwords += m->icnt;
-	if (m->tcode == NT_TCODE_RESOURCE_FULL && m->rcode == NT_RCODE_ICNT)
-		s->halfwords += m->rdata[0];
+	s->halfwords += nt_msg_halfwords(m, &s->last_branch_icnt);
 }
 
 static void print_stats(FILE *f, const struct trace_stats *s, uint64_t insns)

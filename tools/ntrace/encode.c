@@ -89,7 +89,7 @@ struct record_source {
 	bool skip_unknown;	/* PCs outside the images are a filtered gap */
 	bool done;
 	bool in_gap;
-	uint64_t where;		/* line or byte offset, for messages */
+	bool gap_pending;	/* stop/restart once the pending records are out */
 	struct nt_record pending[2];
 	int npending, ipending;
 };
@@ -110,9 +110,13 @@ static int next_record(struct record_source *s, struct nt_record *rec)
 			*rec = s->pending[s->ipending++];
 			return 1;
 		}
+		if (s->gap_pending) {
+			s->gap_pending = false;
+			return 2;
+		}
 		if (s->done)
 			return 0;
-		s->ipending = s->npending = 0;
+		s->ipending = 0;
 		if (s->bluespec) {
 			struct nt_bsv_event ev;
 			uint8_t bytes[4];
@@ -122,45 +126,41 @@ static int next_record(struct record_source *s, struct nt_record *rec)
 				die_data("bluespec input: %s at byte %zu",
 					 s->bsv.err_msg, s->bsv.err_off);
 			if (got == 0) {
-				n = nt_pcgen_finish(s->gen, s->pending, &err);
+				s->npending = nt_pcgen_finish(s->gen, s->pending,
+							      &err);
 				s->done = true;
-				s->npending = n;
 				continue;
 			}
 			/* interrupts carry no instruction: the PC jump says it */
-			if (!ev.insn_size || !ev.pc_valid)
+			if (!ev.insn_size || !ev.pc_valid) {
+				s->npending = 0;
 				continue;
-			s->where = ev.offset;
+			}
 			memcpy(bytes, &ev.insn, sizeof(bytes));
 			n = nt_pcgen_next_bytes(s->gen, ev.pc, bytes,
 						ev.insn_size, s->pending, &err);
-			if (n < 0)
+			if (err)
 				die_data("bluespec input at byte %zu: pc 0x%" PRIx64
 					 ": %s", ev.offset, ev.pc, err);
-		} else {
-			if (!next_pc(&s->pcs, &pc)) {
-				n = s->in_gap ? 0 :
-				    nt_pcgen_finish(s->gen, s->pending, &err);
-				s->done = true;
-				s->npending = n;
-				continue;
-			}
-			s->where = s->pcs.line;
-			n = nt_pcgen_next(s->gen, pc, s->pending, &err);
-			if (n < 0) {
-				if (!s->skip_unknown)
-					die_data("%s:%" PRIu64 ": pc 0x%" PRIx64
-						 ": %s", s->pcs.path,
-						 s->pcs.line, pc, err);
-				if (s->in_gap)
-					continue;
-				s->in_gap = true;
-				s->npending = 0;
-				return 2;
-			}
-			s->in_gap = false;
+			s->npending = n;
+			continue;
 		}
-		s->npending = n;
+		if (!next_pc(&s->pcs, &pc)) {
+			s->npending = nt_pcgen_finish(s->gen, s->pending, &err);
+			s->done = true;
+			continue;
+		}
+		/* the records of the PC before are good even if pc is not */
+		s->npending = nt_pcgen_next(s->gen, pc, s->pending, &err);
+		if (!err) {
+			s->in_gap = false;
+			continue;
+		}
+		if (!s->skip_unknown)
+			die_data("%s:%" PRIu64 ": pc 0x%" PRIx64 ": %s",
+				 s->pcs.path, s->pcs.line, pc, err);
+		if (!s->in_gap)
+			s->in_gap = s->gap_pending = true;
 	}
 }
 

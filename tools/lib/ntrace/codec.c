@@ -89,6 +89,25 @@ bool nt_tcode_is_sync(unsigned int tcode)
 	       tcode == NT_TCODE_INDIRECT_BRANCH_HIST_SYNC;
 }
 
+uint64_t nt_msg_halfwords(const struct nt_msg *m, uint64_t *last_branch_icnt)
+{
+	if (m->err && m->err != NT_ERR_UNKNOWN_TCODE)
+		return 0;
+	switch (m->tcode) {
+	case NT_TCODE_DIRECT_BRANCH:
+	case NT_TCODE_INDIRECT_BRANCH:
+	case NT_TCODE_INDIRECT_BRANCH_HIST:
+		*last_branch_icnt = m->icnt;
+		return m->icnt;
+	case NT_TCODE_REPEAT_BRANCH:
+		return m->bcnt * *last_branch_icnt;
+	case NT_TCODE_RESOURCE_FULL:
+		return m->rcode == NT_RCODE_ICNT ? m->rdata[0] : 0;
+	default:
+		return (m->fields & NT_F_ICNT) ? m->icnt : 0;
+	}
+}
+
 static bool tcode_is_known(unsigned int tcode)
 {
 	return tcode < 64 && tcode_names[tcode];

@@ -332,6 +332,9 @@ static void sync_reset(struct nt_encoder *e, uint64_t ts)
 	e->ir_top = e->ir_count = 0;
 	e->rb_valid = false;
 	e->rh_valid = false;
+	/* counts owed before the sync were flushed or are lost with it */
+	e->hrepeat = 0;
+	e->bcnt = 0;
 	e->sync_due = false;
 	e->sync_count = 0;
 	e->own_known = false;

@@ -12,6 +12,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 
 #ifdef __cplusplus
 extern "C" {
@@ -130,8 +131,8 @@ struct nt_stream_cfg {
 /* Errors the reader reports (as records, never fatal). */
 enum nt_err {
 	NT_OK = 0,
-	NT_ERR_MSEO_RESERVED,	/* MSEO=10, or 01 right after 11 */
-	NT_ERR_GARBAGE,		/* MSEO=11 byte outside a message, not idle */
+	NT_ERR_MSEO_RESERVED,	/* MSEO=10 */
+	NT_ERR_GARBAGE,		/* outside a message: not idle, not a start */
 	NT_ERR_FIELD_TOO_LONG,	/* a field has more than 64 significant bits */
 	NT_ERR_MSG_TOO_LONG,	/* over the maximum message size */
 	NT_ERR_TRUNCATED,	/* stream ended inside a message */
@@ -184,6 +185,12 @@ const char *nt_tcode_name(unsigned int tcode);
 const char *nt_err_name(unsigned int err);
 const char *nt_sync_name(unsigned int sync);
 bool nt_tcode_is_sync(unsigned int tcode);
+/*
+ * I-CNT half-words a message accounts for: its I-CNT field, RDATA of a
+ * ResourceFull RCODE 0, or B-CNT times the I-CNT of the branch message a
+ * RepeatBranch repeats (*last_branch_icnt carries that between calls).
+ */
+uint64_t nt_msg_halfwords(const struct nt_msg *m, uint64_t *last_branch_icnt);
 /*
  * One-line text of a message's fields ("icnt=5 uaddr=0x3 -> 0x1000 ...");
  * returns the length snprintf would have written.
@@ -407,9 +414,9 @@ struct nt_pcgen *nt_pcgen_new(const struct nt_image *img, unsigned int isa);
 void nt_pcgen_free(struct nt_pcgen *g);
 /*
  * Feed the next executed PC. Fills out[] with the records that the
- * previous PC completes (0..2) and returns their number, or -1 when the
- * previous PC is not covered by an image or not decodable (*err says
- * which); the generator then restarts at pc.
+ * previous PC completes (0..2) and returns their number. *err is NULL,
+ * or says why pc itself is unusable (not covered by an image, not
+ * decodable); the generator then forgets it and restarts at the next PC.
  */
 int nt_pcgen_next(struct nt_pcgen *g, uint64_t pc, struct nt_record out[2],
 		  const char **err);
@@ -420,6 +427,118 @@ int nt_pcgen_next_bytes(struct nt_pcgen *g, uint64_t pc, const uint8_t *bytes,
 int nt_pcgen_finish(struct nt_pcgen *g, struct nt_record out[2],
 		    const char **err);
 const struct nt_pcgen_stats *nt_pcgen_stats(const struct nt_pcgen *g);
+
+
+/* ---- Flow decoder (chapter 11) --------------------------------------- */
+
+enum nt_event_kind {
+	NT_EV_INSNS,		/* sequential instructions, then a transfer */
+	NT_EV_TRAP,		/* exception or interrupt: from = epc, to = handler */
+	NT_EV_SYNC,		/* decoder (re)synchronised at to */
+	NT_EV_OWNERSHIP,	/* privilege / context change */
+	NT_EV_GAP,		/* trace lost or undecodable: skip to next sync */
+	NT_EV_STOP,		/* trace stopped; from = last instruction */
+};
+
+/* NT_EV_INSNS flags */
+#define NT_EVF_TAKEN	(1u << 0)	/* last instruction changed the flow */
+#define NT_EVF_INFERRED	(1u << 1)	/* target inferred (return, seq. jump) */
+#define NT_EVF_NO_NEXT	(1u << 2)	/* trace stopped: next PC unknown */
+
+/*
+ * NT_EV_INSNS: ninsn instructions from 'from' to 'last' (inclusive)
+ * executed in address order, then the last one went to 'to'; itype is
+ * what the last instruction reported (NONE when the run was cut by a
+ * trap, a sync or the end of trace).
+ */
+struct nt_event {
+	uint8_t kind;
+	uint8_t itype;		/* INSNS */
+	uint8_t btype;		/* TRAP */
+	uint8_t sync;		/* SYNC */
+	uint8_t priv;		/* OWNERSHIP, and the current privilege */
+	uint8_t evcode;		/* STOP */
+	uint16_t flags;
+	uint16_t src;
+	uint64_t from, last, to;
+	uint64_t ninsn;
+	uint64_t context;
+	uint64_t time;		/* timestamp of the message */
+	uint64_t offset;	/* byte offset of the message behind it */
+	const char *error;	/* GAP: why */
+	/*
+	 * INSNS: the instruction bytes from 'from' to 'last' inclusive;
+	 * TRAP: the bytes at 'from' when an image covers it, else NULL.
+	 * Valid during the callback only.
+	 */
+	const uint8_t *code;
+};
+
+struct nt_decoder_cfg {
+	struct nt_stream_cfg stream;
+	uint8_t mode;		/* 0: auto, NT_MODE_BTM or NT_MODE_HTM (strict) */
+	bool all_jumps;		/* trTeInstEnAllJumps was set */
+	unsigned int isa;	/* NT_ISA_* */
+	uint16_t ir_depth;	/* decoder return stack, 0 = 64; max 1024 */
+	int src;		/* -1: every SRC; else only this one */
+	uint64_t max_repeat;	/* half-words one message may replay, 0 = 2^32 */
+};
+
+struct nt_decoder_stats {
+	uint64_t msgs, bytes;
+	uint64_t insns, halfwords;
+	uint64_t transfers;	/* taken branches, jumps, traps */
+	uint64_t traps, syncs;
+	uint64_t gaps, errors;
+	uint64_t skipped_msgs;	/* before the first sync or after a gap */
+	uint64_t last_time;
+};
+
+typedef void (*nt_event_fn)(void *ctx, const struct nt_event *ev);
+
+struct nt_decoder;
+
+void nt_decoder_cfg_default(struct nt_decoder_cfg *cfg);
+struct nt_decoder *nt_decoder_new(const struct nt_decoder_cfg *cfg,
+				  nt_event_fn fn, void *ctx, const char **err);
+void nt_decoder_free(struct nt_decoder *d);
+/*
+ * Code the trace runs through. An image with any_context applies to every
+ * process; otherwise only while Ownership says context is running. The
+ * image must outlive the decoder.
+ */
+int nt_decoder_add_image(struct nt_decoder *d, const struct nt_image *img,
+			 bool any_context, uint64_t context);
+void nt_decoder_feed(struct nt_decoder *d, const uint8_t *data, size_t len);
+void nt_decoder_finish(struct nt_decoder *d);
+const struct nt_decoder_stats *nt_decoder_stats(const struct nt_decoder *d);
+
+/* ---- Output writers on top of the event stream ----------------------- */
+
+enum nt_out_format {
+	NT_OUT_PCS,		/* one executed PC per line, 0x... */
+	NT_OUT_BRANCHES,	/* one control transfer per line */
+	NT_OUT_BRSTACK,		/* perf script -F ip,brstack */
+	NT_OUT_FLOW,		/* every event, readable */
+	NT_OUT_BLUESPEC,	/* Bluespec tandem trace */
+};
+
+struct nt_out_cfg {
+	uint8_t format;
+	unsigned int brstack_depth;	/* entries per sample, default 32 */
+	uint64_t sample_period;		/* default 10000 */
+	bool sample_branches;		/* period counts taken branches */
+	unsigned int isa;
+};
+
+struct nt_out;
+
+struct nt_out *nt_out_new(const struct nt_out_cfg *cfg, FILE *f);
+/* An nt_event_fn: pass nt_out_event and the writer to nt_decoder_new. */
+void nt_out_event(void *out, const struct nt_event *ev);
+/* Flush; returns -1 if writing failed. */
+int nt_out_finish(struct nt_out *o);
+void nt_out_free(struct nt_out *o);
 
 #ifdef __cplusplus
 }

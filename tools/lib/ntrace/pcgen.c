@@ -167,15 +167,14 @@ int nt_pcgen_next_bytes(struct nt_pcgen *g, uint64_t pc, const uint8_t *p,
 	}
 
 	g->have_prev = false;
-	if (!p) {
+	*err = NULL;
+	if (!p)
 		*err = "PC outside every program image";
-		return -1;
-	}
-	if (nt_insn_classify(p, avail, pc, g->isa, &g->prev) <= 0 ||
-	    g->prev.iclass == NT_IC_INVALID) {
+	else if (nt_insn_classify(p, avail, pc, g->isa, &g->prev) <= 0 ||
+		 g->prev.iclass == NT_IC_INVALID)
 		*err = "undecodable instruction";
-		return -1;
-	}
+	if (*err)
+		return n;
 	g->prev_pc = pc;
 	g->have_prev = true;
 	return n;

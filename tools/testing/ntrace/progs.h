@@ -84,7 +84,7 @@ static int prog_load(struct prog *p, const char *dir, const char *name,
 			nt_pcgen_next(g, p->pcs[i], p->recs + p->nrecs, &err) :
 			nt_pcgen_finish(g, p->recs + p->nrecs, &err);
 
-		if (n < 0) {
+		if (err) {
 			fprintf(stderr, "%s: pc #%zu 0x%llx: %s\n", name, i,
 				(unsigned long long)p->pcs[i], err);
 			nt_pcgen_free(g);

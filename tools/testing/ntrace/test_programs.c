@@ -33,18 +33,7 @@ static void check_stream(const struct nt_encoder_cfg *cfg, const uint8_t *buf,
 		}
 		if (nt_tcode_is_sync(m.tcode))
 			c->syncs++;
-		if (m.fields & NT_F_ICNT)
-			c->halfwords += m.icnt;
-		if (m.tcode == NT_TCODE_RESOURCE_FULL &&
-		    m.rcode == NT_RCODE_ICNT)
-			c->halfwords += m.rdata[0];
-		/* RepeatBranch repeats the previous branch message's I-CNT */
-		if (m.tcode == NT_TCODE_DIRECT_BRANCH ||
-		    m.tcode == NT_TCODE_INDIRECT_BRANCH ||
-		    m.tcode == NT_TCODE_INDIRECT_BRANCH_HIST)
-			last_branch_icnt = m.icnt;
-		if (m.tcode == NT_TCODE_REPEAT_BRANCH)
-			c->halfwords += m.bcnt * last_branch_icnt;
+		c->halfwords += nt_msg_halfwords(&m, &last_branch_icnt);
 	}
 	nt_reader_free(r);
 }

@@ -31,7 +31,8 @@ INC := -Itools/lib/ntrace
 ELF_LIBS := $(shell $(PKG_CONFIG) --libs libelf 2>/dev/null || echo -lelf)
 
 LIB_SRCS := $(addprefix tools/lib/ntrace/, codec.c encoder.c insn.c \
-	    image.c pcgen.c bluespec.c msgfmt.c)
+	    image.c pcgen.c bluespec.c msgfmt.c \
+	    decoder.c writers.c)
 LIB_OBJS := $(patsubst %.c,$(O)/%.o,$(LIB_SRCS))
 LIB_A := $(O)/libntrace.a
 LIB_SO := $(O)/libntrace.so.0

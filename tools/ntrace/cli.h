@@ -42,5 +42,6 @@ int cmd_dump(int argc, char **argv);
 int cmd_stat(int argc, char **argv);
 int cmd_encode(int argc, char **argv);
 int cmd_bluespec(int argc, char **argv);
+int cmd_decode(int argc, char **argv);
 
 #endif

@@ -139,6 +139,7 @@ static void usage(FILE *f)
 		"  dump TRACE       one line per message with byte offsets\n"
 		"  stat TRACE       messages per kind, bytes, bits per instruction\n"
 		"  encode           encode executed PCs (or a Bluespec trace) to N-Trace\n"
+		"  decode           reconstruct the executed instructions from N-Trace\n"
 		"  bluespec         write a Bluespec tandem trace from executed PCs\n"
 		"\n"
 		"'ntrace COMMAND --help' describes each command's options.\n");
@@ -153,6 +154,7 @@ int main(int argc, char **argv)
 		{ "dump", cmd_dump },
 		{ "stat", cmd_stat },
 		{ "encode", cmd_encode },
+		{ "decode", cmd_decode },
 		{ "bluespec", cmd_bluespec },
 	};
 	size_t i;

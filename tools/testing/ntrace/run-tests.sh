@@ -70,6 +70,7 @@ for t in test_codec test_encoder test_insn test_bluespec; do
 	run_tap "$t" build/tests/$t
 done
 run_tap test_programs build/tests/test_programs build/programs
+run_tap test_decode build/tests/test_decode build/programs
 run_tap insn-objdump bash $T/insn-objdump.sh build/tests/insn_objdump_check \
 	build/insn-objdump
 run_tap test-cli bash $T/test-cli.sh build/ntrace build/programs
@@ -82,6 +83,7 @@ if step "ASan/UBSan build" make -j"$jobs" O=build-san SAN=1 all tests; then
 		run_tap "$t (asan)" build-san/tests/$t
 	done
 	run_tap "test_programs (asan)" build-san/tests/test_programs build/programs
+	run_tap "test_decode (asan)" build-san/tests/test_decode build/programs
 	run_tap "test-cli (asan)" bash $T/test-cli.sh build-san/ntrace build/programs
 	unset ASAN_OPTIONS UBSAN_OPTIONS
 fi

@@ -93,5 +93,30 @@ status 0 "$nt" encode --bluespec "$tmp/i.bsv" -o "$tmp/b.nt" --mode btm \
 	--implicit-return 2
 cmp -s "$tmp/a.nt" "$tmp/b.nt"; ok $? "encode --bluespec equals encode --pc-trace"
 
+# decode: the executed PCs come back, byte for byte
+status 0 "$nt" encode --elf "$progs/rle" --pc-trace "$progs/rle.pcs" -o "$tmp/r.nt" \
+	--implicit-return 3 --repeat-history --sync-period 4096
+status 0 "$nt" decode --elf "$progs/rle" "$tmp/r.nt" --format pcs -o "$tmp/r.pcs" --stats
+ok $? "decode --format pcs exits 0"
+grep -q 'instructions [1-9]' "$tmp/err"; ok $? "decode --stats counts instructions"
+head -n -1 "$progs/rle.pcs" | cmp -s - "$tmp/r.pcs"
+ok $? "decoded PCs equal the executed ones (but the final exit ecall)"
+for f in branches brstack flow bluespec; do
+	status 0 "$nt" decode --elf "$progs/rle" "$tmp/r.nt" --format $f -o "$tmp/r.$f"
+	ok $? "decode --format $f exits 0"
+done
+grep -q ' 0x[0-9a-f]*/0x[0-9a-f]*/P/-/-/0' "$tmp/r.brstack"
+ok $? "brstack lines carry perf-style from/to entries"
+status 2 "$nt" decode "$tmp/r.nt" --format pcs; ok $? "decode without an image: usage error"
+status 2 "$nt" decode --elf "$progs/rle" "$tmp/r.nt" --format xml
+ok $? "decode --format xml: usage error"
+status 1 "$nt" decode --elf "$progs/rle" "$tmp/random.nt" --format pcs -o /dev/null
+ok $? "decode of random bytes: data error, no crash"
+cp "$tmp/r.nt" "$tmp/rb.nt"
+printf '\x02' | dd of="$tmp/rb.nt" bs=1 seek=300 conv=notrunc 2>/dev/null
+status 1 "$nt" decode --elf "$progs/rle" "$tmp/rb.nt" --format pcs -o /dev/null
+grep -q '^ntrace decode: byte 0x12c: reserved MSEO' "$tmp/err"
+ok $? "decode names the damaged byte offset"
+
 echo "1..$n"
 [[ $failed -eq 0 ]]

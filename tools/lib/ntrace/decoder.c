@@ -1,0 +1,1004 @@
+// SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause)
+/*
+ * N-Trace flow decoder (N-Trace 1.0 chapter 11): messages + program images
+ * -> the exact sequence of executed instructions and transfers.
+ *
+ * Between messages the decoder walks the code: HIST bits decide the
+ * conditional branches (first bit after the stop bit first, 1 = taken),
+ * I-CNT says how many half-words retired, direct jumps are followed,
+ * returns and sequential jumps are inferred where the message does not
+ * end, and the message's address says where uninferable transfers and
+ * traps went.
+ *
+ * Code is classified once: a block is a run of instructions that cannot
+ * change the flow plus the one that can, cached by start address, so a hot
+ * loop costs a hash probe per block. Every walk is bounded by the I-CNT
+ * it was given, or, while HIST bits of a ResourceFull are consumed before
+ * the I-CNT is known, by the most an encoder can count without reporting.
+ * Anything that does not fit the code becomes a GAP event with the byte
+ * offset of the message, and decoding resumes at the next sync.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "ntrace.h"
+
+#define UNBOUNDED		UINT64_MAX
+/* more than any I-CNT counter (22 bits) can hold before ResourceFull */
+#define WALK_SLACK		(1ull << 23)
+#define MAX_BLOCK_INSNS		256
+#define MAX_CACHED_BLOCKS	(1u << 20)
+#define MAX_IMAGES		16
+#define MAX_SRC			(1u << NT_MAX_SRC_BITS)
+
+struct block {
+	uint64_t start, term_pc;
+	const uint8_t *code;
+	uint32_t plain_n, plain_half;
+	struct nt_insn term;
+	bool term_ok;		/* false: no decodable instruction at term_pc */
+	bool term_outside;	/* ... because the image ended there */
+	bool pre_const;		/* lui/auipc right before the terminator */
+	uint8_t const_rd;
+	uint64_t const_val;
+};
+
+struct slot {
+	uint64_t pc;
+	uint32_t img;		/* image index + 1; 0 = empty */
+	uint32_t blk;
+};
+
+struct img_ref {
+	const struct nt_image *img;
+	bool any;
+	uint64_t ctx;
+};
+
+struct last_branch {
+	uint8_t tcode, btype;
+	uint64_t icnt, hist, target;
+};
+
+struct src_dec {
+	bool synced;
+	uint64_t pc;
+	uint8_t priv;
+	uint64_t ctx;
+	uint8_t order[MAX_IMAGES];	/* images to search, in order */
+	uint8_t norder;
+	uint64_t pend_icnt;	/* ResourceFull RCODE 0 since the last message */
+	uint64_t walked;	/* half-words walked for HIST before I-CNT */
+	uint64_t *stack;
+	unsigned int top, count;
+	bool last_valid;
+	struct last_branch last;
+};
+
+struct hist_src {
+	uint64_t h;
+	unsigned int nbits, i;
+	uint64_t rep;
+};
+
+enum end_kind {
+	END_NONE,		/* ResourceFull HIST: stop after the last bit */
+	END_DIRECT,		/* last instruction: a taken direct branch */
+	END_INDIRECT,		/* last instruction: an uninferable transfer */
+	END_TRAP,		/* then a trap to the target */
+	END_SYNC,		/* then the PC is the target, whatever ran last */
+	END_STOP,		/* trace stops */
+};
+
+struct nt_decoder {
+	struct nt_decoder_cfg cfg;
+	nt_event_fn fn;
+	void *ctx;
+	struct nt_reader *rd;
+	struct img_ref imgs[MAX_IMAGES];
+	unsigned int nimgs;
+	struct block *blocks;
+	uint32_t nblocks, capblocks;
+	struct slot *slots;
+	uint32_t slot_mask;
+	struct src_dec *srcs[MAX_SRC];
+	struct nt_decoder_stats st;
+	const struct nt_msg *msg;	/* message being decoded */
+	const char *err;		/* why the current walk failed */
+	uint64_t err_pc;
+	bool end_ok;			/* the walk ended as the message said */
+	bool next_known;
+};
+
+void nt_decoder_cfg_default(struct nt_decoder_cfg *cfg)
+{
+	memset(cfg, 0, sizeof(*cfg));
+	cfg->stream.xlen = 64;
+	cfg->ir_depth = 64;
+	cfg->src = -1;
+}
+
+struct nt_decoder *nt_decoder_new(const struct nt_decoder_cfg *cfg,
+				  nt_event_fn fn, void *ctx, const char **err)
+{
+	struct nt_decoder *d;
+
+	if (cfg->mode && cfg->mode != NT_MODE_BTM && cfg->mode != NT_MODE_HTM) {
+		*err = "mode must be BTM or HTM";
+		return NULL;
+	}
+	if (cfg->ir_depth > 1024) {
+		*err = "return stack depth must be at most 1024";
+		return NULL;
+	}
+	if (cfg->src >= (int)MAX_SRC) {
+		*err = "SRC out of range";
+		return NULL;
+	}
+	d = calloc(1, sizeof(*d));
+	if (!d) {
+		*err = "out of memory";
+		return NULL;
+	}
+	d->cfg = *cfg;
+	if (!d->cfg.ir_depth)
+		d->cfg.ir_depth = 64;
+	if (!d->cfg.max_repeat)
+		d->cfg.max_repeat = 1ull << 32;
+	d->fn = fn;
+	d->ctx = ctx;
+	d->rd = nt_reader_new(&cfg->stream);
+	d->slot_mask = (1u << 12) - 1;
+	d->slots = calloc(d->slot_mask + 1, sizeof(*d->slots));
+	if (!d->rd || !d->slots) {
+		nt_decoder_free(d);
+		*err = d->rd ? "out of memory" : "bad stream configuration";
+		return NULL;
+	}
+	return d;
+}
+
+void nt_decoder_free(struct nt_decoder *d)
+{
+	unsigned int i;
+
+	if (!d)
+		return;
+	for (i = 0; i < MAX_SRC; i++) {
+		if (d->srcs[i]) {
+			free(d->srcs[i]->stack);
+			free(d->srcs[i]);
+		}
+	}
+	nt_reader_free(d->rd);
+	free(d->blocks);
+	free(d->slots);
+	free(d);
+}
+
+const struct nt_decoder_stats *nt_decoder_stats(const struct nt_decoder *d)
+{
+	return &d->st;
+}
+
+/* Images searched for a process: its own first, then the shared ones. */
+static void select_images(struct nt_decoder *d, struct src_dec *s)
+{
+	unsigned int i;
+
+	s->norder = 0;
+	for (i = 0; i < d->nimgs; i++)
+		if (!d->imgs[i].any && d->imgs[i].ctx == s->ctx)
+			s->order[s->norder++] = (uint8_t)i;
+	for (i = 0; i < d->nimgs; i++)
+		if (d->imgs[i].any)
+			s->order[s->norder++] = (uint8_t)i;
+}
+
+int nt_decoder_add_image(struct nt_decoder *d, const struct nt_image *img,
+			 bool any_context, uint64_t context)
+{
+	unsigned int i;
+
+	if (d->nimgs == MAX_IMAGES)
+		return -1;
+	d->imgs[d->nimgs].img = img;
+	d->imgs[d->nimgs].any = any_context;
+	d->imgs[d->nimgs].ctx = context;
+	d->nimgs++;
+	for (i = 0; i < MAX_SRC; i++)
+		if (d->srcs[i])
+			select_images(d, d->srcs[i]);
+	return 0;
+}
+
+static struct src_dec *get_src(struct nt_decoder *d, unsigned int src)
+{
+	struct src_dec *s = d->srcs[src];
+
+	if (s)
+		return s;
+	s = calloc(1, sizeof(*s));
+	if (!s)
+		return NULL;
+	s->stack = calloc(d->cfg.ir_depth, sizeof(*s->stack));
+	if (!s->stack) {
+		free(s);
+		return NULL;
+	}
+	select_images(d, s);
+	d->srcs[src] = s;
+	return s;
+}
+
+/* ---- block cache ----------------------------------------------------- */
+
+static uint32_t hash_pc(uint64_t pc, uint32_t img)
+{
+	uint64_t h = (pc >> 1) * 0x9e3779b97f4a7c15ull + img;
+
+	return (uint32_t)(h >> 32);
+}
+
+static void cache_reset(struct nt_decoder *d)
+{
+	memset(d->slots, 0, (d->slot_mask + 1) * sizeof(*d->slots));
+	d->nblocks = 0;
+}
+
+static bool cache_grow(struct nt_decoder *d)
+{
+	uint32_t nmask = d->slot_mask * 2 + 1, i;
+	struct slot *ns = calloc(nmask + 1, sizeof(*ns));
+
+	if (!ns)
+		return false;
+	for (i = 0; i <= d->slot_mask; i++) {
+		struct slot *o = &d->slots[i];
+		uint32_t j;
+
+		if (!o->img)
+			continue;
+		for (j = hash_pc(o->pc, o->img) & nmask; ns[j].img;
+		     j = (j + 1) & nmask)
+			;
+		ns[j] = *o;
+	}
+	free(d->slots);
+	d->slots = ns;
+	d->slot_mask = nmask;
+	return true;
+}
+
+static void build_block(struct nt_decoder *d, struct block *b,
+			const uint8_t *p, size_t avail, uint64_t pc)
+{
+	uint64_t mask = (d->cfg.isa & NT_ISA_RV32) ? 0xffffffffull : ~0ull;
+	size_t off = 0;
+
+	memset(b, 0, sizeof(*b));
+	b->start = pc;
+	b->code = p;
+	for (;;) {
+		struct nt_insn in;
+		uint64_t at = (pc + off) & mask;
+		int r = nt_insn_classify(p + off, avail - off, at, d->cfg.isa,
+					 &in);
+		bool plain = r > 0 && (in.iclass == NT_IC_OTHER ||
+				       in.iclass == NT_IC_LUI ||
+				       in.iclass == NT_IC_AUIPC);
+
+		b->term_pc = at;
+		if (r <= 0 || in.iclass == NT_IC_INVALID) {
+			b->term_outside = off + 2 > avail ||
+					  (r == 0 && off + 4 > avail);
+			b->term.iclass = NT_IC_INVALID;
+			return;
+		}
+		if (!plain || b->plain_n == MAX_BLOCK_INSNS) {
+			b->term = in;
+			b->term_ok = true;
+			return;
+		}
+		b->pre_const = (in.iclass == NT_IC_LUI ||
+				in.iclass == NT_IC_AUIPC) && in.rd;
+		if (b->pre_const) {
+			b->const_rd = in.rd;
+			b->const_val = (uint64_t)in.imm +
+				       (in.iclass == NT_IC_AUIPC ? at : 0);
+		}
+		b->plain_n++;
+		b->plain_half += in.size / 2;
+		off += in.size;
+	}
+}
+
+static const struct block *get_block(struct nt_decoder *d, struct src_dec *s,
+				     uint64_t pc)
+{
+	unsigned int k;
+
+	for (k = 0; k < s->norder; k++) {
+		uint32_t img = s->order[k] + 1u, j;
+		const uint8_t *p;
+		size_t avail;
+		struct block *b;
+
+		for (j = hash_pc(pc, img) & d->slot_mask; d->slots[j].img;
+		     j = (j + 1) & d->slot_mask)
+			if (d->slots[j].pc == pc && d->slots[j].img == img)
+				return &d->blocks[d->slots[j].blk];
+		p = nt_image_lookup(d->imgs[img - 1].img, pc, &avail);
+		if (!p)
+			continue;
+		/* bounded memory whatever the trace says: start over when full */
+		if (d->nblocks == MAX_CACHED_BLOCKS)
+			cache_reset(d);
+		if (d->nblocks == d->capblocks) {
+			uint32_t cap = d->capblocks ? d->capblocks * 2 : 1024;
+			struct block *nb = realloc(d->blocks, cap * sizeof(*nb));
+
+			if (!nb)
+				return NULL;
+			d->blocks = nb;
+			d->capblocks = cap;
+		}
+		if ((d->nblocks + 1) * 2 > d->slot_mask && !cache_grow(d))
+			return NULL;
+		b = &d->blocks[d->nblocks];
+		build_block(d, b, p, avail, pc);
+		for (j = hash_pc(pc, img) & d->slot_mask; d->slots[j].img;
+		     j = (j + 1) & d->slot_mask)
+			;
+		d->slots[j].pc = pc;
+		d->slots[j].img = img;
+		d->slots[j].blk = d->nblocks++;
+		return b;
+	}
+	return NULL;
+}
+
+/* ---- events ---------------------------------------------------------- */
+
+static void event_init(struct nt_decoder *d, struct nt_event *ev,
+		       unsigned int kind, const struct src_dec *s)
+{
+	memset(ev, 0, sizeof(*ev));
+	ev->kind = (uint8_t)kind;
+	if (d->msg) {
+		ev->src = d->msg->src;
+		ev->time = d->msg->time;
+		ev->offset = d->msg->offset;
+	}
+	if (s) {
+		ev->priv = s->priv;
+		ev->context = s->ctx;
+	}
+}
+
+static void gap(struct nt_decoder *d, struct src_dec *s, const char *why,
+		uint64_t offset)
+{
+	struct nt_event ev;
+
+	event_init(d, &ev, NT_EV_GAP, s);
+	ev.offset = offset;
+	ev.error = why;
+	if (s) {
+		ev.from = s->pc;
+		s->synced = false;
+	}
+	d->st.gaps++;
+	d->fn(d->ctx, &ev);
+}
+
+/* ---- return stack ---------------------------------------------------- */
+
+static void push(struct nt_decoder *d, struct src_dec *s, uint64_t ret)
+{
+	s->stack[s->top] = ret;
+	s->top = (s->top + 1) % d->cfg.ir_depth;
+	if (s->count < d->cfg.ir_depth)
+		s->count++;
+}
+
+static bool pop(struct nt_decoder *d, struct src_dec *s, uint64_t *ret)
+{
+	if (!s->count)
+		return false;
+	s->count--;
+	s->top = (s->top + d->cfg.ir_depth - 1) % d->cfg.ir_depth;
+	*ret = s->stack[s->top];
+	return true;
+}
+
+static void reset_state(struct src_dec *s)
+{
+	s->top = s->count = 0;
+	s->pend_icnt = s->walked = 0;
+	s->last_valid = false;
+}
+
+/* ---- walking ---------------------------------------------------------- */
+
+static bool hist_has(const struct hist_src *hs)
+{
+	return hs->rep && hs->nbits;
+}
+
+static unsigned int hist_take(struct hist_src *hs)
+{
+	unsigned int bit = (hs->h >> (hs->nbits - 1 - hs->i)) & 1;
+
+	if (++hs->i == hs->nbits) {
+		hs->i = 0;
+		hs->rep--;
+	}
+	return bit;
+}
+
+/* HIST value with its stop bit -> bit source repeated rep times. */
+static void hist_init(struct hist_src *hs, uint64_t hist, uint64_t rep)
+{
+	unsigned int n = hist ? 63 - (unsigned int)__builtin_clzll(hist) : 0;
+
+	hs->h = hist;
+	hs->nbits = n;
+	hs->i = 0;
+	hs->rep = n ? rep : 0;
+}
+
+static int fail(struct nt_decoder *d, const char *why, uint64_t pc)
+{
+	d->err = why;
+	d->err_pc = pc;
+	return -1;
+}
+
+static uint64_t xmask(const struct nt_decoder *d)
+{
+	return (d->cfg.isa & NT_ISA_RV32) ? 0xffffffffull : ~0ull;
+}
+
+/*
+ * The block's last instruction has retired; work out where it went.
+ * last: it is the final instruction the message describes.
+ */
+static int terminator(struct nt_decoder *d, struct src_dec *s,
+		      const struct block *b, struct hist_src *hs, bool last_icnt,
+		      int end, uint64_t target, struct nt_event *ev)
+{
+	const struct nt_insn *t = &b->term;
+	uint64_t fall = (b->term_pc + t->size) & xmask(d);
+	uint64_t ret;
+	bool last;
+
+	ev->itype = t->itype;
+	switch (t->iclass) {
+	case NT_IC_OTHER:	/* a block cut at MAX_BLOCK_INSNS */
+	case NT_IC_LUI:
+	case NT_IC_AUIPC:
+		ev->itype = NT_ITYPE_NONE;
+		ev->to = fall;
+		return 0;
+	case NT_IC_BRANCH: {
+		bool taken;
+
+		if (hist_has(hs)) {
+			taken = hist_take(hs);
+			last = last_icnt && !hist_has(hs);
+		} else {
+			if (d->cfg.mode == NT_MODE_HTM)
+				return fail(d, "conditional branch without a HIST bit",
+					    b->term_pc);
+			last = last_icnt;
+			taken = last && end == END_DIRECT;
+		}
+		if (last && end == END_DIRECT) {
+			if (!taken)
+				return fail(d, "DirectBranch ends at a not-taken branch",
+					    b->term_pc);
+			d->end_ok = true;
+		}
+		ev->itype = taken ? NT_ITYPE_BRANCH_TAKEN :
+				    NT_ITYPE_BRANCH_NOT_TAKEN;
+		ev->flags |= taken ? NT_EVF_TAKEN : 0;
+		ev->to = taken ? t->target : fall;
+		return 0;
+	}
+	case NT_IC_JAL:
+		if (d->cfg.all_jumps) {
+			/* all-jumps mode reports direct jumps like branches */
+			if (hist_has(hs)) {
+				if (!hist_take(hs))
+					return fail(d, "HIST bit 0 for a direct jump",
+						    b->term_pc);
+				last = last_icnt && !hist_has(hs);
+			} else {
+				if (d->cfg.mode == NT_MODE_HTM)
+					return fail(d, "direct jump without a HIST bit",
+						    b->term_pc);
+				last = last_icnt;
+				if (!(last && end == END_DIRECT))
+					return fail(d, "direct jump without a DirectBranch",
+						    b->term_pc);
+			}
+			if (last && end == END_DIRECT)
+				d->end_ok = true;
+		}
+		if (t->itype == NT_ITYPE_DIRECT_CALL)
+			push(d, s, fall);
+		ev->flags |= NT_EVF_TAKEN;
+		ev->to = t->target;
+		return 0;
+	case NT_IC_ECALL:
+		return fail(d, "ecall/ebreak counted as retired", b->term_pc);
+	case NT_IC_INVALID:
+		return fail(d, b->term_outside ? "PC outside every program image" :
+				    "undecodable instruction", b->term_pc);
+	default:
+		break;
+	}
+
+	/* jalr, cm.popret, cm.jt/jalt, mret/sret */
+	last = last_icnt && !hist_has(hs);
+	ev->flags |= NT_EVF_TAKEN;
+	if (last && (end == END_INDIRECT || end == END_SYNC || end == END_STOP)) {
+		/* the message itself says where it went (or nobody knows) */
+		if (t->itype == NT_ITYPE_RETURN ||
+		    t->itype == NT_ITYPE_COROUTINE_SWAP)
+			pop(d, s, &ret);
+		if (t->itype == NT_ITYPE_INDIRECT_CALL ||
+		    t->itype == NT_ITYPE_COROUTINE_SWAP)
+			push(d, s, fall);
+		if (end == END_STOP) {
+			ev->flags |= NT_EVF_NO_NEXT;
+			ev->to = 0;
+			d->next_known = false;
+		} else {
+			ev->to = target;
+		}
+		d->end_ok = true;
+		return 0;
+	}
+	/* not the end: the encoder must have been able to infer it */
+	if (t->itype == NT_ITYPE_RETURN || t->itype == NT_ITYPE_COROUTINE_SWAP) {
+		if (!pop(d, s, &ret))
+			return fail(d, "return inside I-CNT with an empty return stack",
+				    b->term_pc);
+		if (t->itype == NT_ITYPE_COROUTINE_SWAP)
+			push(d, s, fall);
+		ev->flags |= NT_EVF_INFERRED;
+		ev->to = ret;
+		return 0;
+	}
+	if (t->iclass == NT_IC_JALR && b->pre_const && t->rs1 == b->const_rd) {
+		/* section 8.1: target built by the lui/auipc right before */
+		if (t->itype == NT_ITYPE_INDIRECT_CALL)
+			push(d, s, fall);
+		ev->flags |= NT_EVF_INFERRED;
+		ev->to = (b->const_val + (uint64_t)t->imm) & ~1ull & xmask(d);
+		return 0;
+	}
+	return fail(d, t->iclass == NT_IC_TRAP_RETURN ?
+		    "trap return inside I-CNT" :
+		    "uninferable jump inside I-CNT", b->term_pc);
+}
+
+/*
+ * Walk rem half-words (UNBOUNDED: until the HIST bits are used up) from
+ * s->pc, emitting INSNS events. Returns 0 or -1 (d->err says why).
+ */
+static int walk(struct nt_decoder *d, struct src_dec *s, uint64_t rem,
+		struct hist_src *hs, int end, uint64_t target)
+{
+	const uint64_t limit = s->pend_icnt + WALK_SLACK;
+	struct nt_event ev;
+
+	d->end_ok = false;
+	d->next_known = true;
+	for (;;) {
+		const struct block *b;
+		uint64_t need;
+
+		if (rem == UNBOUNDED ? !hist_has(hs) : rem == 0) {
+			if (hist_has(hs))
+				return fail(d, "HIST bits left with no reachable branch",
+					    s->pc);
+			return 0;
+		}
+		b = get_block(d, s, s->pc);
+		if (!b)
+			return fail(d, "PC outside every program image", s->pc);
+		need = b->plain_half + (b->term_ok ? b->term.size / 2 : 1);
+		event_init(d, &ev, NT_EV_INSNS, s);
+		ev.from = s->pc;
+		ev.code = b->code;
+
+		if (rem != UNBOUNDED && rem < need) {
+			/* the message ends inside this block's straight run */
+			const uint8_t *p = b->code;
+			uint64_t pc = s->pc, h = 0;
+
+			if (hist_has(hs))
+				return fail(d, "HIST bits left with no reachable branch",
+					    s->pc);
+			while (h < rem && ev.ninsn < b->plain_n) {
+				unsigned int sz = (p[0] & 3) == 3 ? 4 : 2;
+
+				ev.last = pc;
+				ev.ninsn++;
+				h += sz / 2;
+				p += sz;
+				pc = (pc + sz) & xmask(d);
+			}
+			if (h != rem)
+				return fail(d, "I-CNT ends inside an instruction",
+					    pc);
+			ev.to = pc;
+			s->pc = pc;
+			d->st.insns += ev.ninsn;
+			d->st.halfwords += h;
+			d->fn(d->ctx, &ev);
+			return 0;
+		}
+		if (!b->term_ok)
+			return fail(d, b->term_outside ?
+				    "PC outside every program image" :
+				    "undecodable instruction", b->term_pc);
+		if (rem != UNBOUNDED) {
+			rem -= need;
+		} else {
+			/* HIST before its I-CNT: the final message settles it */
+			s->walked += need;
+			if (s->walked > limit)
+				return fail(d, "no branch for the HIST bits within any I-CNT",
+					    s->pc);
+		}
+		ev.last = b->term_pc;
+		ev.ninsn = b->plain_n + 1ull;
+		if (terminator(d, s, b, hs, rem == 0, end, target, &ev))
+			return -1;
+		d->st.insns += ev.ninsn;
+		d->st.halfwords += need;
+		if (ev.flags & NT_EVF_TAKEN)
+			d->st.transfers++;
+		d->fn(d->ctx, &ev);
+		if (ev.flags & NT_EVF_NO_NEXT)
+			return 0;
+		s->pc = ev.to;
+	}
+}
+
+/* ---- messages ---------------------------------------------------------- */
+
+static size_t bytes_at(struct nt_decoder *d, struct src_dec *s, uint64_t pc,
+		       const uint8_t **code)
+{
+	unsigned int k;
+
+	for (k = 0; k < s->norder; k++) {
+		size_t avail;
+		const uint8_t *p = nt_image_lookup(d->imgs[s->order[k]].img, pc,
+						   &avail);
+
+		if (p && avail >= 2) {
+			*code = p;
+			return avail;
+		}
+	}
+	*code = NULL;
+	return 0;
+}
+
+static void trap_event(struct nt_decoder *d, struct src_dec *s,
+		       unsigned int btype, uint64_t handler)
+{
+	struct nt_event ev;
+	struct nt_insn in;
+	size_t avail;
+
+	event_init(d, &ev, NT_EV_TRAP, s);
+	ev.btype = (uint8_t)btype;
+	ev.from = s->pc;
+	ev.to = handler;
+	avail = bytes_at(d, s, s->pc, &ev.code);
+	/*
+	 * An exception is raised by the instruction at epc (it did not
+	 * retire). With B-TYPE 1 only ecall/ebreak tell it apart.
+	 */
+	if (btype == NT_BTYPE_EXCEPTION ||
+	    (btype == NT_BTYPE_TRAP && ev.code &&
+	     nt_insn_classify(ev.code, avail, s->pc, d->cfg.isa, &in) > 0 &&
+	     in.iclass == NT_IC_ECALL))
+		ev.itype = NT_ITYPE_EXCEPTION;
+	else
+		ev.itype = NT_ITYPE_INTERRUPT;
+	d->st.traps++;
+	d->st.transfers++;
+	d->fn(d->ctx, &ev);
+	s->pc = handler;
+}
+
+/*
+ * The I-CNT still to walk for a message carrying icnt, after the
+ * ResourceFull I-CNT and the HIST walks before it.
+ */
+static int message_rem(struct nt_decoder *d, struct src_dec *s, uint64_t icnt,
+		       uint64_t *rem)
+{
+	uint64_t total = s->pend_icnt + icnt;
+
+	if (total < s->pend_icnt || total < s->walked)
+		return fail(d, "HIST walk went past the message's I-CNT", s->pc);
+	*rem = total - s->walked;
+	s->pend_icnt = s->walked = 0;
+	return 0;
+}
+
+/* DirectBranch, IndirectBranch, IndirectBranchHist (or a replay). */
+static int branch_msg(struct nt_decoder *d, struct src_dec *s,
+		      const struct last_branch *m)
+{
+	struct hist_src hs;
+	uint64_t rem;
+	int end;
+
+	if (message_rem(d, s, m->icnt, &rem))
+		return -1;
+	hist_init(&hs, m->tcode == NT_TCODE_INDIRECT_BRANCH_HIST ? m->hist : 0, 1);
+	if (m->tcode == NT_TCODE_DIRECT_BRANCH)
+		end = END_DIRECT;
+	else
+		end = m->btype == NT_BTYPE_INDIRECT ? END_INDIRECT : END_TRAP;
+	if (walk(d, s, rem, &hs, end, m->target))
+		return -1;
+	if (end == END_TRAP) {
+		trap_event(d, s, m->btype, m->target);
+		return 0;
+	}
+	if (!d->end_ok)
+		return fail(d, end == END_DIRECT ?
+			    "DirectBranch does not end at a taken branch" :
+			    "IndirectBranch does not end at an indirect jump",
+			    s->pc);
+	return 0;
+}
+
+static void sync_event(struct nt_decoder *d, struct src_dec *s,
+		       const struct nt_msg *m)
+{
+	struct nt_event ev;
+
+	reset_state(s);
+	s->synced = true;
+	s->pc = m->target;
+	event_init(d, &ev, NT_EV_SYNC, s);
+	ev.sync = m->sync;
+	ev.to = m->target;
+	d->st.syncs++;
+	d->fn(d->ctx, &ev);
+}
+
+/* Sync messages: finish what ran before (when synced), then restart. */
+static int sync_msg(struct nt_decoder *d, struct src_dec *s,
+		    const struct nt_msg *m)
+{
+	struct hist_src hs;
+	uint64_t rem;
+	int end;
+
+	if (!s->synced) {
+		sync_event(d, s, m);
+		return 0;
+	}
+	if (message_rem(d, s, m->icnt, &rem))
+		return -1;
+	hist_init(&hs, (m->fields & NT_F_HIST) ? m->hist : 0, 1);
+	if (m->tcode == NT_TCODE_DIRECT_BRANCH_SYNC)
+		end = END_DIRECT;
+	else if ((m->fields & NT_F_BTYPE) && m->btype != NT_BTYPE_INDIRECT)
+		end = END_TRAP;
+	else
+		end = END_SYNC;
+	if (walk(d, s, rem, &hs, end, m->target))
+		return -1;
+	if (end == END_TRAP)
+		trap_event(d, s, m->btype, m->target);
+	else if (end == END_DIRECT && !d->end_ok)
+		return fail(d, "DirectBranchSync does not end at a taken branch",
+			    s->pc);
+	else if (s->pc != m->target && !d->end_ok)
+		return fail(d, "sync address differs from the decoded PC", s->pc);
+	sync_event(d, s, m);
+	return 0;
+}
+
+static int correlation_msg(struct nt_decoder *d, struct src_dec *s,
+			   const struct nt_msg *m)
+{
+	struct hist_src hs;
+	struct nt_event ev;
+	uint64_t rem;
+
+	if (message_rem(d, s, m->icnt, &rem))
+		return -1;
+	hist_init(&hs, (m->fields & NT_F_HIST) ? m->hist : 0, 1);
+	if (walk(d, s, rem, &hs, END_STOP, 0))
+		return -1;
+	event_init(d, &ev, NT_EV_STOP, s);
+	ev.evcode = m->evcode;
+	ev.from = s->pc;
+	d->fn(d->ctx, &ev);
+	s->synced = false;
+	return 0;
+}
+
+static int resource_full(struct nt_decoder *d, struct src_dec *s,
+			 const struct nt_msg *m)
+{
+	struct hist_src hs;
+
+	switch (m->rcode) {
+	case NT_RCODE_ICNT:
+		if (s->pend_icnt + m->rdata[0] < s->pend_icnt)
+			return fail(d, "I-CNT overflow", s->pc);
+		s->pend_icnt += m->rdata[0];
+		return 0;
+	case NT_RCODE_HIST:
+	case NT_RCODE_HIST_REPEAT:
+		hist_init(&hs, m->rdata[0],
+			  m->rcode == NT_RCODE_HIST ? 1 : m->rdata[1]);
+		if (hs.nbits && hs.rep > d->cfg.max_repeat / hs.nbits)
+			return fail(d, "repeated history beyond the replay limit",
+				    s->pc);
+		return walk(d, s, UNBOUNDED, &hs, END_NONE, 0);
+	default:
+		/* vendor RCODEs carry nothing the flow depends on */
+		return 0;
+	}
+}
+
+static void ownership_msg(struct nt_decoder *d, struct src_dec *s,
+			  const struct nt_msg *m)
+{
+	struct nt_event ev;
+	unsigned int fmt = m->process & 3;
+
+	s->priv = (m->process >> 2) & 7;
+	if (fmt == NT_OWN_SCONTEXT) {
+		s->ctx = m->process >> 5;
+		select_images(d, s);
+	}
+	event_init(d, &ev, NT_EV_OWNERSHIP, s);
+	ev.sync = (uint8_t)fmt;
+	d->fn(d->ctx, &ev);
+}
+
+static void decode_msg(struct nt_decoder *d, const struct nt_msg *m)
+{
+	struct src_dec *s;
+	int r = 0;
+
+	d->st.msgs++;
+	d->msg = m;
+	if (m->err && m->err != NT_ERR_UNKNOWN_TCODE) {
+		unsigned int i;
+
+		unsigned int n = 0;
+
+		/* the SRC of a damaged message is unknown: everyone resyncs */
+		d->st.errors++;
+		for (i = 0; i < MAX_SRC; i++) {
+			if (d->srcs[i] && d->srcs[i]->synced) {
+				gap(d, d->srcs[i], nt_err_name(m->err),
+				    m->err_at);
+				n++;
+			}
+		}
+		if (!n)
+			gap(d, NULL, nt_err_name(m->err), m->err_at);
+		return;
+	}
+	if (d->cfg.src >= 0 && m->src != d->cfg.src)
+		return;
+	s = get_src(d, m->src);
+	if (!s)
+		return;
+	if (m->err || (m->tcode >= NT_TCODE_VENDOR_FIRST &&
+		       m->tcode <= NT_TCODE_VENDOR_LAST)) {
+		/* reserved TCODEs mean damage; vendor ones carry no flow */
+		if (m->err) {
+			d->st.errors++;
+			gap(d, s, "reserved TCODE", m->offset);
+		}
+		return;
+	}
+	if (m->fields & NT_F_TSTAMP)
+		d->st.last_time = m->time;
+	if (m->tcode == NT_TCODE_OWNERSHIP) {
+		ownership_msg(d, s, m);
+		return;
+	}
+	if (m->tcode == NT_TCODE_ERROR) {
+		gap(d, s, "trace lost (Error message)", m->offset);
+		return;
+	}
+	if (!s->synced && !nt_tcode_is_sync(m->tcode)) {
+		d->st.skipped_msgs++;
+		return;
+	}
+
+	switch (m->tcode) {
+	case NT_TCODE_DIRECT_BRANCH:
+	case NT_TCODE_INDIRECT_BRANCH:
+	case NT_TCODE_INDIRECT_BRANCH_HIST: {
+		struct last_branch lb = {
+			.tcode = m->tcode, .btype = m->btype, .icnt = m->icnt,
+			.hist = m->hist, .target = m->target,
+		};
+
+		r = branch_msg(d, s, &lb);
+		s->last = lb;
+		s->last_valid = !r;
+		break;
+	}
+	case NT_TCODE_REPEAT_BRANCH: {
+		uint64_t k;
+
+		if (!s->last_valid) {
+			r = fail(d, "RepeatBranch without a branch message", s->pc);
+			break;
+		}
+		if (m->bcnt && (s->last.icnt + 1) > d->cfg.max_repeat / m->bcnt) {
+			r = fail(d, "RepeatBranch beyond the replay limit", s->pc);
+			break;
+		}
+		for (k = 0; k < m->bcnt && !r; k++)
+			r = branch_msg(d, s, &s->last);
+		break;
+	}
+	case NT_TCODE_PROG_TRACE_SYNC:
+	case NT_TCODE_DIRECT_BRANCH_SYNC:
+	case NT_TCODE_INDIRECT_BRANCH_SYNC:
+	case NT_TCODE_INDIRECT_BRANCH_HIST_SYNC:
+		r = sync_msg(d, s, m);
+		break;
+	case NT_TCODE_RESOURCE_FULL:
+		r = resource_full(d, s, m);
+		break;
+	case NT_TCODE_PROG_TRACE_CORRELATION:
+		r = correlation_msg(d, s, m);
+		break;
+	default:
+		break;
+	}
+	if (r) {
+		d->st.errors++;
+		gap(d, s, d->err, m->offset);
+		/* a sync that failed its consistency check still resyncs */
+		if (nt_tcode_is_sync(m->tcode))
+			sync_event(d, s, m);
+	}
+}
+
+void nt_decoder_feed(struct nt_decoder *d, const uint8_t *data, size_t len)
+{
+	struct nt_msg m;
+
+	d->st.bytes += len;
+	nt_reader_feed(d->rd, data, len);
+	while (nt_reader_next(d->rd, &m))
+		decode_msg(d, &m);
+	d->msg = NULL;
+}
+
+void nt_decoder_finish(struct nt_decoder *d)
+{
+	struct nt_msg m;
+
+	nt_reader_finish(d->rd);
+	while (nt_reader_next(d->rd, &m))
+		decode_msg(d, &m);
+	d->msg = NULL;
+}

@@ -1,0 +1,416 @@
+// SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause)
+/*
+ * Output writers on top of the decoder's events: executed-PC lists (the
+ * same text as the QEMU-derived ground truth, so the two compare with
+ * cmp), branch lists, perf script -F ip,brstack samples for llvm-profgen
+ * and create_gcov, a readable flow, and the Bluespec tandem trace.
+ */
+#include <inttypes.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "bluespec.h"
+#include "ntrace.h"
+
+#define OUTBUF (1u << 16)
+
+struct br {
+	uint64_t from, to;
+};
+
+struct nt_out {
+	struct nt_out_cfg cfg;
+	FILE *f;
+	bool failed;
+	char buf[OUTBUF];
+	size_t n;
+	/* brstack sampling */
+	struct br *ring;
+	unsigned int ring_pos, ring_len;
+	uint64_t since_sample;
+	/* bluespec */
+	struct nt_bsv_writer bsv;
+	bool have_prev;
+	struct nt_bsv_event prev;
+};
+
+static void flush(struct nt_out *o)
+{
+	if (o->n && fwrite(o->buf, 1, o->n, o->f) != o->n)
+		o->failed = true;
+	o->n = 0;
+}
+
+static void put_str(struct nt_out *o, const char *s, size_t len)
+{
+	if (o->n + len > OUTBUF)
+		flush(o);
+	if (len > OUTBUF) {
+		if (fwrite(s, 1, len, o->f) != len)
+			o->failed = true;
+		return;
+	}
+	memcpy(o->buf + o->n, s, len);
+	o->n += len;
+}
+
+__attribute__((format(printf, 2, 3)))
+static void put_fmt(struct nt_out *o, const char *fmt, ...)
+{
+	char line[512];
+	va_list ap;
+	int len;
+
+	va_start(ap, fmt);
+	len = vsnprintf(line, sizeof(line), fmt, ap);
+	va_end(ap);
+	if (len > 0)
+		put_str(o, line, (size_t)len < sizeof(line) ? (size_t)len :
+			sizeof(line) - 1);
+}
+
+/* "0x" + lowercase hex without leading zeros + c: the PC-list format. */
+static void put_hex(struct nt_out *o, uint64_t v, char c)
+{
+	static const char digits[] = "0123456789abcdef";
+	char tmp[20];
+	int i = 19;
+
+	if (o->n + 20 > OUTBUF)
+		flush(o);
+	tmp[i--] = c;
+	do {
+		tmp[i--] = digits[v & 15];
+		v >>= 4;
+	} while (v);
+	tmp[i--] = 'x';
+	tmp[i] = '0';
+	memcpy(o->buf + o->n, tmp + i, (size_t)(20 - i));
+	o->n += (size_t)(20 - i);
+}
+
+static unsigned int insn_size(const uint8_t *p)
+{
+	return (p[0] & 3) == 3 ? 4 : 2;
+}
+
+static void pcs_event(struct nt_out *o, const struct nt_event *ev)
+{
+	const uint8_t *p = ev->code;
+	uint64_t pc = ev->from, k;
+	uint64_t mask = (o->cfg.isa & NT_ISA_RV32) ? 0xffffffffull : ~0ull;
+
+	if (ev->kind == NT_EV_TRAP) {
+		/* an exception's instruction was executed, if not retired */
+		if (ev->itype == NT_ITYPE_EXCEPTION)
+			put_hex(o, ev->from, '\n');
+		return;
+	}
+	if (ev->kind != NT_EV_INSNS)
+		return;
+	for (k = 0; k < ev->ninsn; k++) {
+		unsigned int sz = insn_size(p);
+
+		put_hex(o, pc, '\n');
+		p += sz;
+		pc = (pc + sz) & mask;
+	}
+}
+
+static const char *transfer_name(unsigned int itype)
+{
+	switch (itype) {
+	case NT_ITYPE_BRANCH_TAKEN:
+	case NT_ITYPE_BRANCH_NOT_TAKEN:
+		return "branch";
+	case NT_ITYPE_INDIRECT_CALL:
+		return "indirect-call";
+	case NT_ITYPE_DIRECT_CALL:
+		return "call";
+	case NT_ITYPE_INDIRECT_JUMP:
+	case NT_ITYPE_OTHER_INDIRECT_JUMP:
+	case NT_ITYPE_INDIRECT_3BIT:
+		return "indirect-jump";
+	case NT_ITYPE_DIRECT_JUMP:
+	case NT_ITYPE_OTHER_DIRECT_JUMP:
+		return "jump";
+	case NT_ITYPE_COROUTINE_SWAP:
+		return "coroutine-swap";
+	case NT_ITYPE_RETURN:
+		return "return";
+	case NT_ITYPE_TRAP_RETURN:
+		return "trap-return";
+	case NT_ITYPE_EXCEPTION:
+		return "exception";
+	case NT_ITYPE_INTERRUPT:
+		return "interrupt";
+	default:
+		return "none";
+	}
+}
+
+static void branches_event(struct nt_out *o, const struct nt_event *ev)
+{
+	if (ev->kind == NT_EV_TRAP) {
+		put_fmt(o, "0x%" PRIx64 " -> 0x%" PRIx64 " %s\n", ev->from,
+			ev->to, transfer_name(ev->itype));
+		return;
+	}
+	if (ev->kind != NT_EV_INSNS || ev->itype == NT_ITYPE_NONE)
+		return;
+	if (ev->flags & NT_EVF_NO_NEXT) {
+		put_fmt(o, "0x%" PRIx64 " -> ? %s (trace stopped)\n", ev->last,
+			transfer_name(ev->itype));
+		return;
+	}
+	put_fmt(o, "0x%" PRIx64 " -> 0x%" PRIx64 " %s %s%s\n", ev->last, ev->to,
+		transfer_name(ev->itype),
+		(ev->flags & NT_EVF_TAKEN) ? "taken" : "not-taken",
+		(ev->flags & NT_EVF_INFERRED) ? " inferred" : "");
+}
+
+static void ring_add(struct nt_out *o, uint64_t from, uint64_t to)
+{
+	o->ring[o->ring_pos].from = from;
+	o->ring[o->ring_pos].to = to;
+	o->ring_pos = (o->ring_pos + 1) % o->cfg.brstack_depth;
+	if (o->ring_len < o->cfg.brstack_depth)
+		o->ring_len++;
+}
+
+/* One perf-script sample: ip, then the branch stack newest first. */
+static void brstack_sample(struct nt_out *o, uint64_t ip)
+{
+	unsigned int k;
+
+	if (!o->ring_len)
+		return;
+	put_fmt(o, "%16" PRIx64, ip);
+	for (k = 1; k <= o->ring_len; k++) {
+		const struct br *b = &o->ring[(o->ring_pos + o->cfg.brstack_depth -
+					       k) % o->cfg.brstack_depth];
+
+		put_fmt(o, " 0x%" PRIx64 "/0x%" PRIx64 "/P/-/-/0", b->from,
+			b->to);
+	}
+	put_str(o, "\n", 1);
+}
+
+static void brstack_event(struct nt_out *o, const struct nt_event *ev)
+{
+	uint64_t units = 0;
+
+	switch (ev->kind) {
+	case NT_EV_INSNS:
+		if ((ev->flags & NT_EVF_TAKEN) && !(ev->flags & NT_EVF_NO_NEXT)) {
+			ring_add(o, ev->last, ev->to);
+			units = o->cfg.sample_branches ? 1 : 0;
+		}
+		if (!o->cfg.sample_branches)
+			units = ev->ninsn;
+		break;
+	case NT_EV_TRAP:
+		ring_add(o, ev->from, ev->to);
+		units = o->cfg.sample_branches ? 1 : 0;
+		break;
+	case NT_EV_GAP:
+	case NT_EV_STOP:
+		/* branches from before a gap are not the sample's history */
+		o->ring_len = 0;
+		return;
+	default:
+		return;
+	}
+	o->since_sample += units;
+	if (o->since_sample >= o->cfg.sample_period) {
+		o->since_sample = 0;
+		brstack_sample(o, ev->kind == NT_EV_INSNS ? ev->to : ev->to);
+	}
+}
+
+static const char *const kind_names[] = {
+	[NT_EV_INSNS] = "insns", [NT_EV_TRAP] = "trap", [NT_EV_SYNC] = "sync",
+	[NT_EV_OWNERSHIP] = "ownership", [NT_EV_GAP] = "gap",
+	[NT_EV_STOP] = "stop",
+};
+
+static void flow_event(struct nt_out *o, const struct nt_event *ev)
+{
+	put_fmt(o, "%8" PRIx64 " t=%-8" PRIu64 " src=%u %-9s ", ev->offset,
+		ev->time, ev->src, kind_names[ev->kind]);
+	switch (ev->kind) {
+	case NT_EV_INSNS:
+		put_fmt(o, "0x%" PRIx64 "..0x%" PRIx64 " (%" PRIu64 ")", ev->from,
+			ev->last, ev->ninsn);
+		if (ev->itype != NT_ITYPE_NONE) {
+			if (ev->flags & NT_EVF_NO_NEXT)
+				put_fmt(o, " %s -> ?", transfer_name(ev->itype));
+			else
+				put_fmt(o, " %s %s-> 0x%" PRIx64,
+					transfer_name(ev->itype),
+					(ev->flags & NT_EVF_INFERRED) ?
+					"(inferred) " : "", ev->to);
+			if (ev->itype == NT_ITYPE_BRANCH_TAKEN ||
+			    ev->itype == NT_ITYPE_BRANCH_NOT_TAKEN)
+				put_fmt(o, " %s", (ev->flags & NT_EVF_TAKEN) ?
+					"taken" : "not-taken");
+		}
+		break;
+	case NT_EV_TRAP:
+		put_fmt(o, "%s at 0x%" PRIx64 " -> 0x%" PRIx64 " (B-TYPE %u)",
+			transfer_name(ev->itype), ev->from, ev->to, ev->btype);
+		break;
+	case NT_EV_SYNC:
+		put_fmt(o, "at 0x%" PRIx64 " (%s)", ev->to, nt_sync_name(ev->sync));
+		break;
+	case NT_EV_OWNERSHIP:
+		put_fmt(o, "priv=%u context=0x%" PRIx64, ev->priv, ev->context);
+		break;
+	case NT_EV_GAP:
+		put_fmt(o, "%s (pc 0x%" PRIx64 ")", ev->error ? ev->error : "",
+			ev->from);
+		break;
+	case NT_EV_STOP:
+		put_fmt(o, "evcode=%u after 0x%" PRIx64, ev->evcode, ev->from);
+		break;
+	}
+	put_str(o, "\n", 1);
+}
+
+/* Bluespec: each event needs its next pc, so write one behind. */
+static void bsv_put(struct nt_out *o, const struct nt_bsv_event *ev)
+{
+	if (o->have_prev) {
+		o->prev.next_pc = ev->pc;
+		o->prev.next_pc_valid = true;
+		if (nt_bsv_write(&o->bsv, &o->prev))
+			o->failed = true;
+	}
+	o->prev = *ev;
+	o->have_prev = true;
+}
+
+static void bluespec_event(struct nt_out *o, const struct nt_event *ev)
+{
+	struct nt_bsv_event b;
+	const uint8_t *p = ev->code;
+	uint64_t pc = ev->from, k;
+
+	memset(&b, 0, sizeof(b));
+	b.pc_valid = true;
+	if (ev->kind == NT_EV_TRAP) {
+		b.pc = ev->from;
+		b.trap = true;
+		b.interrupt = ev->itype != NT_ITYPE_EXCEPTION;
+		if (!b.interrupt && p) {
+			b.insn_size = (uint8_t)insn_size(p);
+			memcpy(&b.insn, p, b.insn_size);
+			b.cause = 8;
+		}
+		bsv_put(o, &b);
+		return;
+	}
+	if (ev->kind != NT_EV_INSNS)
+		return;
+	for (k = 0; k < ev->ninsn; k++) {
+		b.pc = pc;
+		b.insn_size = (uint8_t)insn_size(p);
+		b.insn = 0;
+		memcpy(&b.insn, p, b.insn_size);
+		bsv_put(o, &b);
+		p += b.insn_size;
+		pc += b.insn_size;
+	}
+}
+
+struct nt_out *nt_out_new(const struct nt_out_cfg *cfg, FILE *f)
+{
+	struct nt_out *o;
+
+	if (cfg->format > NT_OUT_BLUESPEC)
+		return NULL;
+	o = calloc(1, sizeof(*o));
+	if (!o)
+		return NULL;
+	o->cfg = *cfg;
+	o->f = f;
+	if (!o->cfg.brstack_depth)
+		o->cfg.brstack_depth = 32;
+	if (!o->cfg.sample_period)
+		o->cfg.sample_period = 10000;
+	if (cfg->format == NT_OUT_BRSTACK) {
+		o->ring = calloc(o->cfg.brstack_depth, sizeof(*o->ring));
+		if (!o->ring) {
+			free(o);
+			return NULL;
+		}
+	}
+	if (cfg->format == NT_OUT_BLUESPEC) {
+		struct nt_bsv_config bc;
+
+		nt_bsv_config_rv64(&bc);
+		if (cfg->isa & NT_ISA_RV32)
+			bc.xlen = bc.flen = bc.mlen = 32;
+		if (nt_bsv_writer_init(&o->bsv, &bc)) {
+			free(o);
+			return NULL;
+		}
+	}
+	return o;
+}
+
+void nt_out_event(void *out, const struct nt_event *ev)
+{
+	struct nt_out *o = out;
+
+	switch (o->cfg.format) {
+	case NT_OUT_PCS:
+		pcs_event(o, ev);
+		break;
+	case NT_OUT_BRANCHES:
+		branches_event(o, ev);
+		break;
+	case NT_OUT_BRSTACK:
+		brstack_event(o, ev);
+		break;
+	case NT_OUT_FLOW:
+		flow_event(o, ev);
+		break;
+	case NT_OUT_BLUESPEC:
+		bluespec_event(o, ev);
+		break;
+	}
+}
+
+int nt_out_finish(struct nt_out *o)
+{
+	if (o->cfg.format == NT_OUT_BLUESPEC) {
+		const uint8_t *data;
+		size_t len;
+
+		if (o->have_prev) {
+			o->prev.next_pc = o->prev.pc + o->prev.insn_size;
+			o->prev.next_pc_valid = true;
+			if (nt_bsv_write(&o->bsv, &o->prev))
+				o->failed = true;
+			o->have_prev = false;
+		}
+		data = nt_bsv_writer_data(&o->bsv, &len);
+		put_str(o, (const char *)data, len);
+	}
+	flush(o);
+	if (fflush(o->f))
+		o->failed = true;
+	return o->failed ? -1 : 0;
+}
+
+void nt_out_free(struct nt_out *o)
+{
+	if (!o)
+		return;
+	if (o->cfg.format == NT_OUT_BLUESPEC)
+		nt_bsv_writer_free(&o->bsv);
+	free(o->ring);
+	free(o);
+}

@@ -1,0 +1,271 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/*
+ * ntrace decode: N-Trace + program images -> executed instructions.
+ */
+#include <getopt.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "cli.h"
+
+enum {
+	OPT_ELF = OPT_FIRST_PRIVATE, OPT_RAW, OPT_FORMAT, OPT_SRC,
+	OPT_DEPTH, OPT_PERIOD, OPT_PERIOD_BRANCHES, OPT_STATS, OPT_ALL_JUMPS,
+	OPT_MODE, OPT_RV32, OPT_IR_DEPTH, OPT_NO_PROGRESS,
+};
+
+static const char decode_help[] =
+	"usage: ntrace decode --elf PROG[@BIAS] [--elf ...] [--raw FILE@ADDR]\n"
+	"                     TRACE --format pcs|branches|brstack|flow|bluespec\n"
+	"                     [-o OUT] [OPTIONS]\n"
+	"\n"
+	"Reconstruct the executed instructions from N-Trace bytes and the\n"
+	"program images. Decoding starts at the first sync message; damage is\n"
+	"reported with its byte offset and decoding resumes at the next sync.\n"
+	"\n"
+	"  --elf PROG[@BIAS]    program image (executable segments, moved by BIAS)\n"
+	"  --raw FILE@ADDR      raw code image loaded at ADDR\n"
+	"  --format F           pcs: one executed PC per line (0x...)\n"
+	"                       branches: one control transfer per line\n"
+	"                       brstack: perf script -F ip,brstack samples\n"
+	"                       flow: every decoder event\n"
+	"                       bluespec: Bluespec tandem trace\n"
+	"  -o, --output OUT     output file (default stdout)\n"
+	"  --src N              decode only messages of SRC N\n"
+	"  --brstack-depth N    branches per brstack sample (default 32)\n"
+	"  --sample-period N    one brstack sample every N instructions\n"
+	"                       (default 10000)\n"
+	"  --sample-branches    count the period in taken branches instead\n"
+	"  --all-jumps          the encoder had trTeInstEnAllJumps set\n"
+	"  --mode btm|htm       be strict about the trace mode (default: accept both)\n"
+	"  --ir-depth N         decoder return stack depth (default 64)\n"
+	"  --rv32               RV32 instruction set\n"
+	"  --stats              instructions, transfers, errors, gaps, time\n"
+	"  --no-progress        no progress line on a terminal\n"
+	STREAM_HELP;
+
+static void add_image(struct nt_image *img, const char *spec, bool raw)
+{
+	char path[4096];
+	const char *at = strrchr(spec, '@');
+	const char *err = NULL;
+	uint64_t addr = 0;
+	size_t n = at ? (size_t)(at - spec) : strlen(spec);
+
+	if (n >= sizeof(path))
+		die_usage("image path too long");
+	memcpy(path, spec, n);
+	path[n] = '\0';
+	if (at)
+		addr = parse_u64(raw ? "--raw FILE@ADDR" : "--elf PROG@BIAS",
+				 at + 1, UINT64_MAX);
+	else if (raw)
+		die_usage("--raw needs FILE@ADDR");
+	if (raw ? nt_image_add_raw(img, path, addr, &err) :
+		  nt_image_add_elf(img, path, addr, &err))
+		die_data("%s: %s", path, err);
+}
+
+/* Errors go to stderr as they happen, the events to the writer. */
+struct sink {
+	struct nt_out *out;
+	uint64_t gaps_shown;
+};
+
+static void on_event(void *ctx, const struct nt_event *ev)
+{
+	struct sink *s = ctx;
+
+	if (ev->kind == NT_EV_GAP && s->gaps_shown++ < 20)
+		fprintf(stderr, "ntrace decode: byte 0x%" PRIx64 ": %s\n",
+			ev->offset, ev->error ? ev->error : "gap");
+	nt_out_event(s->out, ev);
+}
+
+static double now(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+int cmd_decode(int argc, char **argv)
+{
+	static const struct option opts[] = {
+		STREAM_LONG_OPTIONS,
+		{ "elf", required_argument, NULL, OPT_ELF },
+		{ "raw", required_argument, NULL, OPT_RAW },
+		{ "format", required_argument, NULL, OPT_FORMAT },
+		{ "output", required_argument, NULL, 'o' },
+		{ "src", required_argument, NULL, OPT_SRC },
+		{ "brstack-depth", required_argument, NULL, OPT_DEPTH },
+		{ "sample-period", required_argument, NULL, OPT_PERIOD },
+		{ "sample-branches", no_argument, NULL, OPT_PERIOD_BRANCHES },
+		{ "stats", no_argument, NULL, OPT_STATS },
+		{ "all-jumps", no_argument, NULL, OPT_ALL_JUMPS },
+		{ "mode", required_argument, NULL, OPT_MODE },
+		{ "ir-depth", required_argument, NULL, OPT_IR_DEPTH },
+		{ "rv32", no_argument, NULL, OPT_RV32 },
+		{ "no-progress", no_argument, NULL, OPT_NO_PROGRESS },
+		{ "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 },
+	};
+	static const char *const formats[] = {
+		[NT_OUT_PCS] = "pcs", [NT_OUT_BRANCHES] = "branches",
+		[NT_OUT_BRSTACK] = "brstack", [NT_OUT_FLOW] = "flow",
+		[NT_OUT_BLUESPEC] = "bluespec",
+	};
+	struct nt_decoder_cfg cfg;
+	struct nt_out_cfg ocfg = { .format = 0xff };
+	struct nt_image *img = nt_image_new();
+	const char *out_path = NULL, *err = NULL;
+	bool stats = false, progress, nimg = false;
+	const struct nt_decoder_stats *st;
+	struct nt_decoder *d;
+	struct sink sink = { 0 };
+	double t0, last_shown;
+	uint8_t *data;
+	size_t len, pos;
+	FILE *out;
+	int opt, rc;
+
+	if (!img)
+		die_data("out of memory");
+	nt_decoder_cfg_default(&cfg);
+	progress = isatty(STDERR_FILENO);
+	while ((opt = getopt_long(argc, argv, "o:h", opts, NULL)) != -1) {
+		unsigned int k;
+
+		if (stream_option(opt, optarg, &cfg.stream))
+			continue;
+		switch (opt) {
+		case OPT_ELF:
+		case OPT_RAW:
+			add_image(img, optarg, opt == OPT_RAW);
+			nimg = true;
+			break;
+		case OPT_FORMAT:
+			for (k = 0; k < sizeof(formats) / sizeof(formats[0]); k++)
+				if (!strcmp(optarg, formats[k]))
+					ocfg.format = (uint8_t)k;
+			if (ocfg.format == 0xff)
+				die_usage("unknown --format '%s'", optarg);
+			break;
+		case 'o':
+			out_path = optarg;
+			break;
+		case OPT_SRC:
+			cfg.src = (int)parse_u64("--src", optarg, 4095);
+			break;
+		case OPT_DEPTH:
+			ocfg.brstack_depth = (unsigned int)parse_u64(
+				"--brstack-depth", optarg, 1024);
+			if (!ocfg.brstack_depth)
+				die_usage("--brstack-depth must be 1..1024");
+			break;
+		case OPT_PERIOD:
+			ocfg.sample_period = parse_u64("--sample-period", optarg,
+						       UINT64_MAX);
+			if (!ocfg.sample_period)
+				die_usage("--sample-period must be positive");
+			break;
+		case OPT_PERIOD_BRANCHES:
+			ocfg.sample_branches = true;
+			break;
+		case OPT_STATS:
+			stats = true;
+			break;
+		case OPT_ALL_JUMPS:
+			cfg.all_jumps = true;
+			break;
+		case OPT_MODE:
+			if (!strcmp(optarg, "btm"))
+				cfg.mode = NT_MODE_BTM;
+			else if (!strcmp(optarg, "htm"))
+				cfg.mode = NT_MODE_HTM;
+			else
+				die_usage("--mode must be btm or htm");
+			break;
+		case OPT_IR_DEPTH:
+			cfg.ir_depth = (uint16_t)parse_u64("--ir-depth", optarg,
+							   1024);
+			break;
+		case OPT_RV32:
+			cfg.isa |= NT_ISA_RV32;
+			cfg.stream.xlen = 32;
+			break;
+		case OPT_NO_PROGRESS:
+			progress = false;
+			break;
+		case 'h':
+			fputs(decode_help, stdout);
+			nt_image_free(img);
+			return 0;
+		default:
+			die_usage("bad option");
+		}
+	}
+	if (optind + 1 != argc)
+		die_usage("expected exactly one TRACE file");
+	if (!nimg)
+		die_usage("need at least one --elf or --raw image");
+	if (ocfg.format == 0xff)
+		die_usage("missing --format");
+	ocfg.isa = cfg.isa;
+
+	data = read_whole_file(argv[optind], &len);
+	out = open_output(out_path);
+	sink.out = nt_out_new(&ocfg, out);
+	d = nt_decoder_new(&cfg, on_event, &sink, &err);
+	if (!sink.out || !d)
+		die_usage("%s", err ? err : "cannot set up the output");
+	nt_decoder_add_image(d, img, true, 0);
+
+	t0 = last_shown = now();
+	for (pos = 0; pos < len;) {
+		size_t n = len - pos < (1u << 20) ? len - pos : (1u << 20);
+
+		nt_decoder_feed(d, data + pos, n);
+		pos += n;
+		if (progress && now() - last_shown > 0.5) {
+			last_shown = now();
+			fprintf(stderr, "\rdecoding: %3.0f%% (%zu of %zu bytes)",
+				100.0 * (double)pos / (double)len, pos, len);
+		}
+	}
+	nt_decoder_finish(d);
+	if (progress && last_shown != t0)
+		fputc('\n', stderr);
+	if (nt_out_finish(sink.out))
+		die_data("%s: write error", out_path ? out_path : "stdout");
+	close_output(out, out_path);
+
+	st = nt_decoder_stats(d);
+	if (stats) {
+		double secs = now() - t0;
+
+		fprintf(stderr,
+			"messages %" PRIu64 " bytes %" PRIu64 "\n"
+			"instructions %" PRIu64 " half-words %" PRIu64
+			" transfers %" PRIu64 " traps %" PRIu64 "\n"
+			"syncs %" PRIu64 " errors %" PRIu64 " gaps %" PRIu64
+			" skipped-messages %" PRIu64 "\n"
+			"last timestamp %" PRIu64 "\n"
+			"decode time %.3f s (%.1f M instructions/s)\n",
+			st->msgs, st->bytes, st->insns, st->halfwords,
+			st->transfers, st->traps, st->syncs, st->errors,
+			st->gaps, st->skipped_msgs, st->last_time, secs,
+			secs > 0 ? (double)st->insns / secs / 1e6 : 0.0);
+	}
+	rc = st->errors || st->gaps ? 1 : 0;
+	nt_decoder_free(d);
+	nt_out_free(sink.out);
+	nt_image_free(img);
+	free(data);
+	return rc;
+}

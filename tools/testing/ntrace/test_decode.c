@@ -1,0 +1,591 @@
+// SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause)
+/*
+ * Flow decoder tests.
+ *
+ * Ground truth round trips: real programs executed under qemu-riscv64,
+ * encoded with every option set of the encoder model, decoded, compared
+ * with the executed PCs instruction for instruction; the same through
+ * the Bluespec input path. The spec's I-CNT and HIST worked examples.
+ * Damage: bit flips, dropped and inserted bytes, truncation.
+ *
+ * usage: test_decode DIR [NAME...]   (DIR holds NAME and NAME.pcs)
+ */
+#include <inttypes.h>
+
+#include "bluespec.h"
+#include "progs.h"
+#include "tap.h"
+
+/* ---- collecting decoded PCs ----------------------------------------- */
+
+struct sync_point {
+	uint64_t offset;	/* byte offset of the sync message */
+	size_t index;		/* PCs decoded before it */
+};
+
+struct collect {
+	uint64_t *pcs;
+	size_t n, cap;
+	struct sync_point *syncs;
+	size_t nsyncs, capsyncs;
+	size_t gaps;
+	uint64_t first_gap_offset;
+	bool ended_in_exception;
+	uint64_t last_exception_pc;
+};
+
+static void push_pc(struct collect *c, uint64_t pc)
+{
+	if (c->n == c->cap) {
+		c->cap = c->cap ? 2 * c->cap : 1 << 16;
+		c->pcs = realloc(c->pcs, c->cap * sizeof(*c->pcs));
+		if (!c->pcs)
+			abort();
+	}
+	c->pcs[c->n++] = pc;
+}
+
+static void on_event(void *ctx, const struct nt_event *ev)
+{
+	struct collect *c = ctx;
+	const uint8_t *p = ev->code;
+	uint64_t pc = ev->from, k;
+
+	switch (ev->kind) {
+	case NT_EV_INSNS:
+		for (k = 0; k < ev->ninsn; k++) {
+			unsigned int sz = (p[0] & 3) == 3 ? 4 : 2;
+
+			push_pc(c, pc);
+			p += sz;
+			pc += sz;
+		}
+		break;
+	case NT_EV_TRAP:
+		if (ev->itype == NT_ITYPE_EXCEPTION)
+			push_pc(c, ev->from);
+		break;
+	case NT_EV_SYNC:
+		if (c->nsyncs == c->capsyncs) {
+			c->capsyncs = c->capsyncs ? 2 * c->capsyncs : 256;
+			c->syncs = realloc(c->syncs,
+					   c->capsyncs * sizeof(*c->syncs));
+			if (!c->syncs)
+				abort();
+		}
+		c->syncs[c->nsyncs].offset = ev->offset;
+		c->syncs[c->nsyncs].index = c->n;
+		c->nsyncs++;
+		break;
+	case NT_EV_GAP:
+		if (!c->gaps++)
+			c->first_gap_offset = ev->offset;
+		break;
+	default:
+		break;
+	}
+}
+
+static void collect_free(struct collect *c)
+{
+	free(c->pcs);
+	free(c->syncs);
+	memset(c, 0, sizeof(*c));
+}
+
+static void decode(const struct nt_encoder_cfg *ecfg, const struct nt_image *img,
+		   const uint8_t *buf, size_t len, size_t chunk,
+		   struct collect *c)
+{
+	struct nt_decoder_cfg cfg;
+	struct nt_decoder *d;
+	const char *err = NULL;
+	size_t pos = 0;
+
+	memset(c, 0, sizeof(*c));
+	nt_decoder_cfg_default(&cfg);
+	cfg.stream = ecfg->stream;
+	cfg.all_jumps = ecfg->all_jumps;
+	cfg.mode = ecfg->mode;
+	d = nt_decoder_new(&cfg, on_event, c, &err);
+	if (!d)
+		return;
+	nt_decoder_add_image(d, img, true, 0);
+	while (pos < len) {
+		size_t n = chunk && chunk < len - pos ? chunk : len - pos;
+
+		nt_decoder_feed(d, buf + pos, n);
+		pos += n;
+	}
+	nt_decoder_finish(d);
+	nt_decoder_free(d);
+}
+
+/*
+ * The decoded PCs must equal the executed ones. One instruction may be
+ * missing at the very end: the program exits through an ecall whose
+ * trap handler is never traced, and N-Trace has no message for a trap
+ * whose destination is unknown.
+ */
+static bool same_as_truth(const struct prog *p, const struct collect *c,
+			  size_t *first_diff)
+{
+	size_t n = c->n < p->npcs ? c->n : p->npcs, i;
+
+	for (i = 0; i < n; i++)
+		if (c->pcs[i] != p->pcs[i])
+			break;
+	*first_diff = i;
+	if (i < n)
+		return false;
+	if (c->n == p->npcs)
+		return true;
+	return c->n + 1 == p->npcs && p->recs[p->nrecs - 1].itype ==
+	       NT_ITYPE_EXCEPTION;
+}
+
+/* ---- round trips ------------------------------------------------------- */
+
+/* Programs that leave functions through longjmp or a signal return. */
+static bool well_behaved(const struct prog *p)
+{
+	return strcmp(p->name, "longjmp") && strcmp(p->name, "signal");
+}
+
+static void round_trips(struct prog *p)
+{
+	size_t k;
+
+	for (k = 0; k < N_OPTION_SETS; k++) {
+		struct nt_encoder_cfg cfg;
+		struct collect c, c2;
+		uint8_t *buf;
+		size_t len, diff = 0;
+		bool ok;
+
+		nt_encoder_cfg_default(&cfg);
+		option_sets[k].apply(&cfg);
+		buf = prog_encode(p, &cfg, &len);
+		if (!buf) {
+			tap_ok(0, "%s %s: encode", p->name, option_sets[k].name);
+			continue;
+		}
+		decode(&cfg, p->img, buf, len, 0, &c);
+		if (cfg.implicit_return == 1 && !well_behaved(p)) {
+			/*
+			 * Section 8.2: a return counter cannot follow programs
+			 * that leave functions other than by returning. The
+			 * decoder must notice, not decode garbage.
+			 */
+			same_as_truth(p, &c, &diff);
+			tap_ok(c.gaps > 0,
+			       "%s %s: not a well-behaved program; the decoder "
+			       "reports a gap (exact for %zu PCs)", p->name,
+			       option_sets[k].name, diff);
+			collect_free(&c);
+			free(buf);
+			continue;
+		}
+		ok = !c.gaps && same_as_truth(p, &c, &diff);
+		if (!tap_ok(ok, "%s %s: %zu of %zu PCs decoded exactly",
+			    p->name, option_sets[k].name, c.n, p->npcs))
+			tap_diag("first difference at #%zu (decoded 0x%" PRIx64
+				 ", executed 0x%" PRIx64 "), %zu gaps, first at byte %"
+				 PRIu64, diff, diff < c.n ? c.pcs[diff] : 0,
+				 diff < p->npcs ? p->pcs[diff] : 0, c.gaps,
+				 c.first_gap_offset);
+		/* AUX data arrives in pieces of any size */
+		if (k == 2 || k == 7) {
+			decode(&cfg, p->img, buf, len, 7, &c2);
+			tap_ok(c2.n == c.n && !memcmp(c2.pcs, c.pcs, c.n * 8),
+			       "%s %s: 7-byte chunks decode the same", p->name,
+			       option_sets[k].name);
+			collect_free(&c2);
+		}
+		collect_free(&c);
+		free(buf);
+	}
+}
+
+/* Records -> Bluespec bytes -> records -> N-Trace -> decode. */
+static void bluespec_path(struct prog *p)
+{
+	struct nt_bsv_config bc;
+	struct nt_bsv_writer w;
+	struct nt_bsv_reader r;
+	struct nt_bsv_event ev;
+	struct nt_pcgen *g = nt_pcgen_new(NULL, 0);
+	struct prog q = *p;
+	const uint8_t *data;
+	size_t len, i, nrecs = 0, diff = 0;
+	struct nt_encoder_cfg cfg;
+	struct collect c;
+	uint8_t *buf;
+	const char *err = NULL;
+	int got;
+
+	nt_bsv_config_rv64(&bc);
+	nt_bsv_writer_init(&w, &bc);
+	for (i = 0; i < p->npcs; i++) {
+		size_t avail;
+		const uint8_t *code = nt_image_lookup(p->img, p->pcs[i], &avail);
+
+		memset(&ev, 0, sizeof(ev));
+		ev.pc = p->pcs[i];
+		ev.pc_valid = true;
+		ev.next_pc = i + 1 < p->npcs ? p->pcs[i + 1] : p->pcs[i] + 4;
+		ev.next_pc_valid = true;
+		ev.insn_size = (code[0] & 3) == 3 ? 4 : 2;
+		memcpy(&ev.insn, code, ev.insn_size);
+		nt_bsv_write(&w, &ev);
+	}
+	data = nt_bsv_writer_data(&w, &len);
+	nt_bsv_reader_init(&r, &bc, data, len);
+	q.recs = malloc((2 * p->npcs + 2) * sizeof(*q.recs));
+	while ((got = nt_bsv_next(&r, &ev)) == 1) {
+		uint8_t bytes[4];
+
+		memcpy(bytes, &ev.insn, 4);
+		nrecs += (size_t)nt_pcgen_next_bytes(g, ev.pc, bytes,
+						     ev.insn_size, q.recs + nrecs,
+						     &err);
+		if (err)
+			break;
+	}
+	nrecs += (size_t)nt_pcgen_finish(g, q.recs + nrecs, &err);
+	for (i = 0; i < nrecs; i++)
+		q.recs[i].tstamp = i + 1;
+	q.nrecs = nrecs;
+	tap_ok(got == 0 && !err && nrecs == p->nrecs &&
+	       !memcmp(q.recs, p->recs, nrecs * sizeof(*q.recs)),
+	       "%s: Bluespec trace gives the same %zu records", p->name, nrecs);
+
+	nt_encoder_cfg_default(&cfg);
+	os_htm_ir3_rh(&cfg);
+	buf = prog_encode(&q, &cfg, &len);
+	decode(&cfg, p->img, buf, len, 0, &c);
+	tap_ok(!c.gaps && same_as_truth(p, &c, &diff),
+	       "%s: Bluespec input path decodes to the executed PCs", p->name);
+	collect_free(&c);
+	free(buf);
+	free(q.recs);
+	nt_pcgen_free(g);
+	nt_bsv_writer_free(&w);
+}
+
+/* ---- damage ---------------------------------------------------------- */
+
+static uint64_t rng = 0x2545f4914f6cdd1dull;
+
+static uint64_t rnd(void)
+{
+	rng ^= rng << 13;
+	rng ^= rng >> 7;
+	rng ^= rng << 17;
+	return rng;
+}
+
+/*
+ * Damage one copy of the trace at offset off; bytes after the damage
+ * move by *shift. Returns the damaged length.
+ */
+static size_t damage(const uint8_t *in, size_t len, uint8_t *out, int kind,
+		     size_t off, long *shift)
+{
+	size_t n;
+
+	*shift = 0;
+	switch (kind) {
+	case 0:	/* bit flip */
+		memcpy(out, in, len);
+		out[off] ^= (uint8_t)(1u << (rnd() % 8));
+		return len;
+	case 1:	/* dropped bytes */
+		n = 1 + rnd() % 8;
+		if (off + n > len)
+			n = len - off;
+		memcpy(out, in, off);
+		memcpy(out + off, in + off + n, len - off - n);
+		*shift = -(long)n;
+		return len - n;
+	case 2:	/* inserted bytes */
+		n = 1 + rnd() % 8;
+		memcpy(out, in, off);
+		for (size_t i = 0; i < n; i++)
+			out[off + i] = (uint8_t)rnd();
+		memcpy(out + off + n, in + off, len - off);
+		*shift = (long)n;
+		return len + n;
+	default: /* truncation */
+		memcpy(out, in, off);
+		return off;
+	}
+}
+
+static void damage_tests(struct prog *p)
+{
+	static const char *const kinds[] = {
+		"bit flips", "dropped bytes", "inserted bytes", "truncations"
+	};
+	struct nt_encoder_cfg cfg;
+	struct collect clean;
+	uint8_t *buf, *bad;
+	size_t len, kind;
+
+	nt_encoder_cfg_default(&cfg);
+	os_htm_ir3_rh(&cfg);
+	cfg.sync_mode = 3;
+	cfg.sync_max = 8;	/* a sync every 4096 half-words */
+	buf = prog_encode(p, &cfg, &len);
+	decode(&cfg, p->img, buf, len, 0, &clean);
+	bad = malloc(len + 16);
+
+	for (kind = 0; kind < 4; kind++) {
+		unsigned int trial, wrong = 0, unreported = 0, trials = 60;
+		uint64_t recovered = 0, total = 0;
+
+		for (trial = 0; trial < trials; trial++) {
+			size_t off = 8 + rnd() % (len - 16), blen, i, j;
+			struct collect c;
+			long shift;
+
+			blen = damage(buf, len, bad, (int)kind, off, &shift);
+			decode(&cfg, p->img, bad, blen, 1 + rnd() % 4096, &c);
+			total += clean.n;
+
+			if (kind == 3) {
+				/* everything before the cut is exact */
+				for (i = 0; i < c.n && i < clean.n; i++)
+					if (c.pcs[i] != clean.pcs[i])
+						break;
+				wrong += i != c.n;
+				unreported += !c.gaps;
+				recovered += i;
+				collect_free(&c);
+				continue;
+			}
+			/* the first sync well after the damage, in both runs */
+			for (i = 0; i < c.nsyncs; i++)
+				if (c.syncs[i].offset > off + NT_MAX_MSG_BYTES)
+					break;
+			for (j = 0; i < c.nsyncs && j < clean.nsyncs; j++)
+				if ((long)clean.syncs[j].offset + shift ==
+				    (long)c.syncs[i].offset)
+					break;
+			if (i < c.nsyncs && j < clean.nsyncs) {
+				size_t a = c.syncs[i].index;
+				size_t b = clean.syncs[j].index;
+
+				if (c.n - a != clean.n - b ||
+				    memcmp(c.pcs + a, clean.pcs + b,
+					   (c.n - a) * sizeof(uint64_t)))
+					wrong++;
+				recovered += clean.n - b;
+			}
+			/* an error is never reported before the damage */
+			if (c.gaps && c.first_gap_offset + NT_MAX_MSG_BYTES < off)
+				wrong++;
+			/* a count of PCs before the damage that still match */
+			for (i = 0; i < c.n && i < clean.n; i++)
+				if (c.pcs[i] != clean.pcs[i])
+					break;
+			recovered += i < clean.n ? i : 0;
+			if (c.n != clean.n || memcmp(c.pcs, clean.pcs, c.n * 8))
+				unreported += !c.gaps;
+			collect_free(&c);
+		}
+		tap_ok(!wrong,
+		       "%s %s: %u trials, every PC after the next sync exact, "
+		       "%.1f%% of instructions recovered, %u undetected",
+		       p->name, kinds[kind], trials,
+		       100.0 * (double)recovered / (double)total, unreported);
+	}
+	collect_free(&clean);
+	free(bad);
+	free(buf);
+}
+
+/* ---- the spec's worked examples ------------------------------------- */
+
+static uint32_t btype(uint32_t funct3, uint32_t rs1, uint32_t rs2, int32_t off)
+{
+	uint32_t o = (uint32_t)off;
+
+	return ((o >> 12) & 1) << 31 | ((o >> 5) & 0x3f) << 25 | rs2 << 20 |
+	       rs1 << 15 | funct3 << 12 | ((o >> 1) & 0xf) << 8 |
+	       ((o >> 11) & 1) << 7 | 0x63;
+}
+
+static void put16(uint8_t *m, uint64_t a, uint16_t v)
+{
+	memcpy(m + a, &v, 2);
+}
+
+static void put32(uint8_t *m, uint64_t a, uint32_t v)
+{
+	memcpy(m + a, &v, 4);
+}
+
+static size_t msg(const struct nt_stream_cfg *cfg, uint8_t *buf, size_t len,
+		  struct nt_msg m)
+{
+	int n = nt_write_msg(cfg, &m, buf + len, 64);
+
+	return len + (n > 0 ? (size_t)n : 0);
+}
+
+static void spec_examples(void)
+{
+	/* section 7.3 code: c.add, beq 0x200, add, beq 0x300, c.add, add,
+	 * c.ebreak; 0x200: c.add, c.ebreak; 0x300: add, c.ebreak */
+	static uint8_t mem[0x400];
+	struct nt_stream_cfg cfg = { .xlen = 64 };
+	struct nt_encoder_cfg ecfg;
+	struct nt_image *img = nt_image_new();
+	const char *err = NULL;
+	struct collect c;
+	uint8_t buf[256];
+	size_t len;
+
+	put16(mem, 0x100, 0x952e);			/* c.add a0, a1 */
+	put32(mem, 0x102, btype(0, 10, 11, 0xfe));	/* beq a0, a1, 0x200 */
+	put32(mem, 0x106, 0x00b50533);			/* add a0, a0, a1 */
+	put32(mem, 0x10a, btype(1, 10, 11, 0x1f6));	/* bne a0, a1, 0x300 */
+	put16(mem, 0x10e, 0x952e);
+	put32(mem, 0x110, 0x00b50533);
+	put16(mem, 0x114, 0x9002);			/* c.ebreak */
+	put16(mem, 0x200, 0x952e);
+	put16(mem, 0x202, 0x9002);
+	put32(mem, 0x300, 0x00b50533);
+	put16(mem, 0x304, 0x9002);
+	nt_image_add_mem(img, mem, sizeof(mem), 0, &err);
+	nt_encoder_cfg_default(&ecfg);
+	ecfg.stream = cfg;
+	ecfg.mode = 0;	/* the decoder accepts BTM and HTM */
+
+	/* BTM run 1: DirectBranch I-CNT=3, correlation I-CNT=1 */
+	len = msg(&cfg, buf, 0, (struct nt_msg){
+		.tcode = NT_TCODE_PROG_TRACE_SYNC, .sync = 3,
+		.addr_field = 0x80 });
+	len = msg(&cfg, buf, len, (struct nt_msg){
+		.tcode = NT_TCODE_DIRECT_BRANCH, .icnt = 3 });
+	len = msg(&cfg, buf, len, (struct nt_msg){
+		.tcode = NT_TCODE_PROG_TRACE_CORRELATION, .icnt = 1 });
+	decode(&ecfg, img, buf, len, 0, &c);
+	tap_ok(c.n == 3 && c.pcs[0] == 0x100 && c.pcs[1] == 0x102 &&
+	       c.pcs[2] == 0x200 && !c.gaps,
+	       "spec 7.3 BTM run 1 decodes to 0x100 0x102 0x200");
+	collect_free(&c);
+
+	/* HTM run 2: I-CNT=9, HIST=0x5 */
+	len = msg(&cfg, buf, 0, (struct nt_msg){
+		.tcode = NT_TCODE_PROG_TRACE_SYNC, .sync = 3,
+		.addr_field = 0x80 });
+	len = msg(&cfg, buf, len, (struct nt_msg){
+		.tcode = NT_TCODE_PROG_TRACE_CORRELATION, .cdf = 1, .icnt = 9,
+		.hist = 0x5 });
+	decode(&ecfg, img, buf, len, 0, &c);
+	tap_ok(c.n == 5 && c.pcs[3] == 0x10a && c.pcs[4] == 0x300 && !c.gaps,
+	       "spec 7.3 HTM run 2 (I-CNT 9, HIST 0x5) ends at 0x300");
+	collect_free(&c);
+
+	/* HTM run 3: I-CNT=10, HIST=0x4 */
+	len = msg(&cfg, buf, 0, (struct nt_msg){
+		.tcode = NT_TCODE_PROG_TRACE_SYNC, .sync = 3,
+		.addr_field = 0x80 });
+	len = msg(&cfg, buf, len, (struct nt_msg){
+		.tcode = NT_TCODE_PROG_TRACE_CORRELATION, .cdf = 1, .icnt = 10,
+		.hist = 0x4 });
+	decode(&ecfg, img, buf, len, 0, &c);
+	tap_ok(c.n == 6 && c.pcs[5] == 0x110 && !c.gaps,
+	       "spec 7.3 HTM run 3 (I-CNT 10, HIST 0x4) ends at 0x110");
+	collect_free(&c);
+
+	/* a correlation with CDF=0 in HTM (lenient peers) */
+	len = msg(&cfg, buf, 0, (struct nt_msg){
+		.tcode = NT_TCODE_PROG_TRACE_SYNC, .sync = 3,
+		.addr_field = 0x80 });
+	len = msg(&cfg, buf, len, (struct nt_msg){
+		.tcode = NT_TCODE_PROG_TRACE_CORRELATION, .cdf = 0, .icnt = 1 });
+	decode(&ecfg, img, buf, len, 0, &c);
+	tap_ok(c.n == 1 && !c.gaps, "CDF=0 correlation accepted");
+	collect_free(&c);
+
+	/* I-CNT 4 or 6 would end inside a 32-bit instruction: reported */
+	len = msg(&cfg, buf, 0, (struct nt_msg){
+		.tcode = NT_TCODE_PROG_TRACE_SYNC, .sync = 3,
+		.addr_field = 0x80 });
+	len = msg(&cfg, buf, len, (struct nt_msg){
+		.tcode = NT_TCODE_PROG_TRACE_CORRELATION, .icnt = 4 });
+	decode(&ecfg, img, buf, len, 0, &c);
+	tap_ok(c.gaps == 1 && c.first_gap_offset == 4,
+	       "I-CNT=4 (inside an instruction) reported at byte 4");
+	collect_free(&c);
+
+	/* a stream that starts in the middle: skip to the first sync */
+	len = msg(&cfg, buf, 0, (struct nt_msg){
+		.tcode = NT_TCODE_DIRECT_BRANCH, .icnt = 3 });
+	len = msg(&cfg, buf, len, (struct nt_msg){
+		.tcode = NT_TCODE_PROG_TRACE_SYNC, .sync = 2,
+		.addr_field = 0x100 });
+	len = msg(&cfg, buf, len, (struct nt_msg){
+		.tcode = NT_TCODE_PROG_TRACE_CORRELATION, .icnt = 1 });
+	decode(&ecfg, img, buf, len, 0, &c);
+	tap_ok(c.n == 1 && c.pcs[0] == 0x200 && !c.gaps,
+	       "trace starting mid-stream: decoding begins at the first sync");
+	collect_free(&c);
+
+	/* I-CNT wider than 22 bits is accepted (here: nothing to walk) */
+	{
+		struct nt_decoder_stats st;
+		struct nt_decoder_cfg dc;
+		struct nt_decoder *d;
+
+		len = msg(&cfg, buf, 0, (struct nt_msg){
+			.tcode = NT_TCODE_PROG_TRACE_SYNC, .sync = 3,
+			.addr_field = 0x80, .icnt = 1ull << 30 });
+		nt_decoder_cfg_default(&dc);
+		d = nt_decoder_new(&dc, on_event, &c, &err);
+		memset(&c, 0, sizeof(c));
+		nt_decoder_add_image(d, img, true, 0);
+		nt_decoder_feed(d, buf, len);
+		nt_decoder_finish(d);
+		st = *nt_decoder_stats(d);
+		tap_ok(st.syncs == 1 && !st.errors,
+		       "sync with a 31-bit I-CNT accepted");
+		nt_decoder_free(d);
+		collect_free(&c);
+	}
+	nt_image_free(img);
+}
+
+int main(int argc, char **argv)
+{
+	const char *const *names = default_programs;
+	size_t nnames = sizeof(default_programs) / sizeof(default_programs[0]);
+	size_t i;
+
+	spec_examples();
+	if (argc < 2) {
+		fprintf(stderr, "usage: test_decode DIR [NAME...]\n");
+		return tap_done();
+	}
+	if (argc > 2) {
+		names = (const char *const *)argv + 2;
+		nnames = (size_t)argc - 2;
+	}
+	for (i = 0; i < nnames; i++) {
+		struct prog p;
+
+		if (!tap_ok(!prog_load(&p, argv[1], names[i], 0),
+			    "%s: ELF, %s.pcs and records", names[i], names[i])) {
+			prog_free(&p);
+			continue;
+		}
+		round_trips(&p);
+		bluespec_path(&p);
+		damage_tests(&p);
+		prog_free(&p);
+	}
+	return tap_done();
+}

@@ -78,7 +78,7 @@ tests: $(TESTS) $(TEST_TOOLS) $(CLI)
 
 $(O)/bench/%: bench/%.c $(LIB_A)
 	@mkdir -p $(dir $@)
-	$(CC) $(BASE_CFLAGS) $(INC) -o $@ $< $(LIB_A) $(ELF_LIBS)
+	$(CC) $(BASE_CFLAGS) $(INC) -I$(TEST_DIR) -o $@ $< $(LIB_A) $(ELF_LIBS)
 
 # libFuzzer target (clang only); built by the test runner
 $(O)/fuzz/fuzz_reader: $(TEST_DIR)/fuzz_reader.c $(LIB_SRCS)

@@ -566,7 +566,8 @@ static int deliver(struct nt_reader *r, const uint8_t *p, uint32_t n,
 {
 	int err;
 
-	memset(m, 0, sizeof(*m));
+	/* the tail of struct nt_msg is only valid with its NT_F_ bits */
+	memset(m, 0, NT_MSG_CLEARED_BYTES);
 	m->offset = off;
 	m->size = n;
 	err = parse_msg(r, p, n, m);

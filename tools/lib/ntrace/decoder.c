@@ -363,17 +363,15 @@ static const struct block *get_block(struct nt_decoder *d, struct src_dec *s,
 static void event_init(struct nt_decoder *d, struct nt_event *ev,
 		       unsigned int kind, const struct src_dec *s)
 {
-	memset(ev, 0, sizeof(*ev));
-	ev->kind = (uint8_t)kind;
-	if (d->msg) {
-		ev->src = d->msg->src;
-		ev->time = d->msg->time;
-		ev->offset = d->msg->offset;
-	}
-	if (s) {
-		ev->priv = s->priv;
-		ev->context = s->ctx;
-	}
+	/* once per block: plain stores are cheaper than memset here */
+	*ev = (struct nt_event){
+		.kind = (uint8_t)kind,
+		.src = d->msg ? d->msg->src : 0,
+		.time = d->msg ? d->msg->time : 0,
+		.offset = d->msg ? d->msg->offset : 0,
+		.priv = s ? s->priv : 0,
+		.context = s ? s->ctx : 0,
+	};
 }
 
 static void gap(struct nt_decoder *d, struct src_dec *s, const char *why,

@@ -172,14 +172,22 @@ struct nt_msg {
 	uint64_t addr_field;
 	uint64_t target;
 	uint64_t hist;
+	uint64_t tstamp;
+	uint64_t time;
+	/*
+	 * The reader fills these only for the messages that carry them (see
+	 * fields): they are not cleared for every message, to keep parsing
+	 * cheap.
+	 */
 	uint64_t rdata[2];	/* RDATA[0], RDATA[1] (= HREPEAT for RCODE 2) */
 	uint64_t process;
 	uint64_t ecode;
 	uint64_t bcnt;
-	uint64_t tstamp;
-	uint64_t time;
 	uint64_t raw[NT_MAX_RAW_FIELDS];
 };
+
+/* Bytes of struct nt_msg the reader clears for every message. */
+#define NT_MSG_CLEARED_BYTES offsetof(struct nt_msg, rdata)
 
 const char *nt_tcode_name(unsigned int tcode);
 const char *nt_err_name(unsigned int err);

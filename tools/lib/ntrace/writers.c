@@ -74,20 +74,20 @@ static void put_fmt(struct nt_out *o, const char *fmt, ...)
 static void put_hex(struct nt_out *o, uint64_t v, char c)
 {
 	static const char digits[] = "0123456789abcdef";
-	char tmp[20];
-	int i = 19;
+	unsigned int nd = (67 - (unsigned int)__builtin_clzll(v | 1)) / 4;
+	char *p;
 
 	if (o->n + 20 > OUTBUF)
 		flush(o);
-	tmp[i--] = c;
-	do {
-		tmp[i--] = digits[v & 15];
+	p = o->buf + o->n;
+	p[0] = '0';
+	p[1] = 'x';
+	p[2 + nd] = c;
+	for (unsigned int i = nd; i > 0; i--) {
+		p[1 + i] = digits[v & 15];
 		v >>= 4;
-	} while (v);
-	tmp[i--] = 'x';
-	tmp[i] = '0';
-	memcpy(o->buf + o->n, tmp + i, (size_t)(20 - i));
-	o->n += (size_t)(20 - i);
+	}
+	o->n += nd + 3;
 }
 
 static unsigned int insn_size(const uint8_t *p)

@@ -42,6 +42,8 @@ static size_t parse(const struct nt_stream_cfg *cfg, const uint8_t *data,
 
 	if (!r)
 		return 0;
+	/* fields a message does not carry are left as they were */
+	memset(out, 0, max * sizeof(*out));
 	do {
 		size_t c = chunk && chunk < len - pos ? chunk : len - pos;
 

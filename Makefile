@@ -80,11 +80,11 @@ $(O)/bench/%: bench/%.c $(LIB_A)
 	@mkdir -p $(dir $@)
 	$(CC) $(BASE_CFLAGS) $(INC) -I$(TEST_DIR) -o $@ $< $(LIB_A) $(ELF_LIBS)
 
-# libFuzzer target (clang only); built by the test runner
-$(O)/fuzz/fuzz_reader: $(TEST_DIR)/fuzz_reader.c $(LIB_SRCS)
+# libFuzzer targets (clang only); built by the test runner
+$(O)/fuzz/%: $(TEST_DIR)/%.c $(LIB_SRCS) tools/lib/ntrace/ntrace.h
 	@mkdir -p $(dir $@)
 	clang -std=c11 -D_GNU_SOURCE -g -O1 -fsanitize=fuzzer,address,undefined \
-		$(INC) -o $@ $^ $(ELF_LIBS)
+		$(INC) -o $@ $< $(LIB_SRCS) $(ELF_LIBS)
 
 # RISC-V test programs and their executed-PC traces
 NT_PROG_OUT := $(O)/programs

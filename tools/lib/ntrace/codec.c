@@ -149,63 +149,41 @@ enum var_kind { V_ICNT, V_FADDR, V_UADDR, V_HIST, V_PROCESS, V_ECODE,
 		V_BCNT, V_RDATA0, V_RDATA1 };
 
 struct layout {
+	uint8_t known;
 	uint8_t fixed_sync, fixed_btype, fixed_4bit;	/* 4-bit: ETYPE/RCODE/EVCODE */
 	uint8_t fixed_cdf;
 	uint8_t nvar;
 	uint8_t var[3];
 };
 
+#define LAYOUT(sync, btype, four, cdf, n, v0, v1, v2)			\
+	{ .known = 1, .fixed_sync = sync, .fixed_btype = btype,		\
+	  .fixed_4bit = four, .fixed_cdf = cdf, .nvar = n,		\
+	  .var = { v0, v1, v2 } }
+
+/* Indexed by TCODE; RCODE and CDF decide the rest at parse time. */
+static const struct layout layouts[64] = {
+	[NT_TCODE_OWNERSHIP] = LAYOUT(0, 0, 0, 0, 1, V_PROCESS, 0, 0),
+	[NT_TCODE_DIRECT_BRANCH] = LAYOUT(0, 0, 0, 0, 1, V_ICNT, 0, 0),
+	[NT_TCODE_INDIRECT_BRANCH] = LAYOUT(0, 1, 0, 0, 2, V_ICNT, V_UADDR, 0),
+	[NT_TCODE_ERROR] = LAYOUT(0, 0, 1, 0, 1, V_ECODE, 0, 0),
+	[NT_TCODE_PROG_TRACE_SYNC] = LAYOUT(1, 0, 0, 0, 2, V_ICNT, V_FADDR, 0),
+	[NT_TCODE_DIRECT_BRANCH_SYNC] = LAYOUT(1, 0, 0, 0, 2, V_ICNT, V_FADDR, 0),
+	[NT_TCODE_INDIRECT_BRANCH_SYNC] =
+		LAYOUT(1, 1, 0, 0, 2, V_ICNT, V_FADDR, 0),
+	[NT_TCODE_RESOURCE_FULL] = LAYOUT(0, 0, 1, 0, 1, V_RDATA0, 0, 0),
+	[NT_TCODE_INDIRECT_BRANCH_HIST] =
+		LAYOUT(0, 1, 0, 0, 3, V_ICNT, V_UADDR, V_HIST),
+	[NT_TCODE_INDIRECT_BRANCH_HIST_SYNC] =
+		LAYOUT(1, 1, 0, 0, 3, V_ICNT, V_FADDR, V_HIST),
+	[NT_TCODE_REPEAT_BRANCH] = LAYOUT(0, 0, 0, 0, 1, V_BCNT, 0, 0),
+	[NT_TCODE_PROG_TRACE_CORRELATION] = LAYOUT(0, 0, 1, 1, 1, V_ICNT, 0, 0),
+};
+
 static bool get_layout(unsigned int tcode, struct layout *l)
 {
-	memset(l, 0, sizeof(*l));
-	switch (tcode) {
-	case NT_TCODE_OWNERSHIP:
-		l->nvar = 1; l->var[0] = V_PROCESS;
-		return true;
-	case NT_TCODE_DIRECT_BRANCH:
-		l->nvar = 1; l->var[0] = V_ICNT;
-		return true;
-	case NT_TCODE_INDIRECT_BRANCH:
-		l->fixed_btype = 1;
-		l->nvar = 2; l->var[0] = V_ICNT; l->var[1] = V_UADDR;
-		return true;
-	case NT_TCODE_ERROR:
-		l->fixed_4bit = 1;
-		l->nvar = 1; l->var[0] = V_ECODE;
-		return true;
-	case NT_TCODE_PROG_TRACE_SYNC:
-	case NT_TCODE_DIRECT_BRANCH_SYNC:
-		l->fixed_sync = 1;
-		l->nvar = 2; l->var[0] = V_ICNT; l->var[1] = V_FADDR;
-		return true;
-	case NT_TCODE_INDIRECT_BRANCH_SYNC:
-		l->fixed_sync = 1; l->fixed_btype = 1;
-		l->nvar = 2; l->var[0] = V_ICNT; l->var[1] = V_FADDR;
-		return true;
-	case NT_TCODE_RESOURCE_FULL:
-		l->fixed_4bit = 1;
-		l->nvar = 1; l->var[0] = V_RDATA0;	/* RCODE decides more */
-		return true;
-	case NT_TCODE_INDIRECT_BRANCH_HIST:
-		l->fixed_btype = 1;
-		l->nvar = 3; l->var[0] = V_ICNT; l->var[1] = V_UADDR;
-		l->var[2] = V_HIST;
-		return true;
-	case NT_TCODE_INDIRECT_BRANCH_HIST_SYNC:
-		l->fixed_sync = 1; l->fixed_btype = 1;
-		l->nvar = 3; l->var[0] = V_ICNT; l->var[1] = V_FADDR;
-		l->var[2] = V_HIST;
-		return true;
-	case NT_TCODE_REPEAT_BRANCH:
-		l->nvar = 1; l->var[0] = V_BCNT;
-		return true;
-	case NT_TCODE_PROG_TRACE_CORRELATION:
-		l->fixed_4bit = 1; l->fixed_cdf = 1;
-		l->nvar = 1; l->var[0] = V_ICNT;	/* CDF decides HIST */
-		return true;
-	default:
-		return false;
-	}
+	*l = layouts[tcode & 63];
+	return l->known;
 }
 
 /* ---- parsing one complete message ---------------------------------- */
@@ -262,6 +240,38 @@ static int split_msg(const struct nt_stream_cfg *cfg, const uint8_t *p,
 	unsigned int bit = 0;	/* next MDO bit of p[i] */
 	unsigned int got = 0;
 	uint64_t acc = 0;
+
+	/*
+	 * Most messages are at most ten bytes: their 60 MDO bits fit one
+	 * word, and every field is a shift and a mask away.
+	 */
+	if (n <= 10) {
+		unsigned int ends = 0, start = fixed_bits, k;
+
+		for (i = 0; i < n; i++) {
+			acc |= (uint64_t)(p[i] >> 2) << (6 * i);
+			ends |= (p[i] & 1u) << i;
+		}
+		/* a byte filled by fixed bits cannot end a field */
+		if (fixed_bits > 6 * n || (ends & ((1u << (fixed_bits / 6)) - 1)))
+			return NT_ERR_BAD_LAYOUT;
+		*fixed = acc & low_mask(fixed_bits);
+		*nvf = 0;
+		while (ends) {
+			unsigned int end = 6 * ((unsigned int)__builtin_ctz(ends) + 1);
+
+			ends &= ends - 1;
+			if (end <= start)
+				continue;	/* marker inside the fixed bits */
+			if (*nvf == MAX_VAR_FIELDS)
+				return NT_ERR_BAD_LAYOUT;
+			k = (*nvf)++;
+			vf[k].v = (acc >> start) & low_mask(end - start);
+			vf[k].nbits = end - start;
+			start = end;
+		}
+		return start == 6 * n ? NT_OK : NT_ERR_BAD_LAYOUT;
+	}
 
 	/* fixed fields, TCODE included, may cross MDO boundaries */
 	while (got < fixed_bits) {

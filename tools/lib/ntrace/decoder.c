@@ -145,6 +145,12 @@ struct nt_decoder *nt_decoder_new(const struct nt_decoder_cfg *cfg,
 		d->cfg.ir_depth = 64;
 	if (!d->cfg.max_repeat)
 		d->cfg.max_repeat = 1ull << 32;
+	/*
+	 * Wider than any encoder's counter (22 bits), so lenient, but a
+	 * three-byte message cannot ask for an endless walk.
+	 */
+	if (!d->cfg.max_icnt)
+		d->cfg.max_icnt = 1ull << 32;
 	d->fn = fn;
 	d->ctx = ctx;
 	d->rd = nt_reader_new(&cfg->stream);
@@ -727,6 +733,8 @@ static int message_rem(struct nt_decoder *d, struct src_dec *s, uint64_t icnt,
 {
 	uint64_t total = s->pend_icnt + icnt;
 
+	if (icnt > d->cfg.max_icnt)
+		return fail(d, "I-CNT larger than any encoder counts", s->pc);
 	if (total < s->pend_icnt || total < s->walked)
 		return fail(d, "HIST walk went past the message's I-CNT", s->pc);
 	*rem = total - s->walked;
@@ -839,8 +847,10 @@ static int resource_full(struct nt_decoder *d, struct src_dec *s,
 
 	switch (m->rcode) {
 	case NT_RCODE_ICNT:
-		if (s->pend_icnt + m->rdata[0] < s->pend_icnt)
-			return fail(d, "I-CNT overflow", s->pc);
+		if (m->rdata[0] > d->cfg.max_icnt ||
+		    s->pend_icnt + m->rdata[0] < s->pend_icnt)
+			return fail(d, "I-CNT larger than any encoder counts",
+				    s->pc);
 		s->pend_icnt += m->rdata[0];
 		return 0;
 	case NT_RCODE_HIST:

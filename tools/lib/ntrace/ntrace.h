@@ -490,6 +490,7 @@ struct nt_decoder_cfg {
 	uint16_t ir_depth;	/* decoder return stack, 0 = 64; max 1024 */
 	int src;		/* -1: every SRC; else only this one */
 	uint64_t max_repeat;	/* half-words one message may replay, 0 = 2^32 */
+	uint64_t max_icnt;	/* largest I-CNT field accepted, 0 = 2^32 */
 };
 
 struct nt_decoder_stats {

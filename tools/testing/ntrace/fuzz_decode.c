@@ -1,0 +1,101 @@
+// SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause)
+/*
+ * libFuzzer target for the flow decoder over a fixed program image.
+ *
+ * The image is the ELF named by NTRACE_FUZZ_ELF (run-fuzz.sh passes a
+ * test program, so seed traces of that program reach deep into the
+ * decoder). Input: byte 0 selects the stream and decoder configuration,
+ * the rest is trace bytes, fed in chunks whose sizes come from byte 1.
+ * The decoder must not crash, hang or leak, and its events must be
+ * consistent: instruction runs inside the image, counts that add up.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "ntrace.h"
+
+int LLVMFuzzerInitialize(int *argc, char ***argv);
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+
+static struct nt_image *img;
+
+int LLVMFuzzerInitialize(int *argc, char ***argv)
+{
+	const char *path = getenv("NTRACE_FUZZ_ELF");
+	const char *err = NULL;
+
+	(void)argc;
+	(void)argv;
+	img = nt_image_new();
+	if (!img || !path || nt_image_add_elf(img, path, 0, &err)) {
+		fprintf(stderr, "fuzz_decode: set NTRACE_FUZZ_ELF to a RISC-V "
+			"ELF (%s)\n", err ? err : "unset");
+		exit(1);
+	}
+	return 0;
+}
+
+struct check {
+	uint64_t insns;
+};
+
+static void on_event(void *ctx, const struct nt_event *ev)
+{
+	struct check *c = ctx;
+	size_t avail;
+
+	if (ev->kind != NT_EV_INSNS)
+		return;
+	/* every instruction of the run lies in the image it came from */
+	if (!ev->ninsn || !ev->code ||
+	    nt_image_lookup(img, ev->from, &avail) != ev->code ||
+	    ev->last < ev->from || ev->last - ev->from >= avail) {
+		fprintf(stderr, "fuzz_decode: bad INSNS event\n");
+		abort();
+	}
+	c->insns += ev->ninsn;
+}
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+	struct nt_decoder_cfg cfg;
+	struct nt_decoder *d;
+	struct check c = { 0 };
+	const char *err = NULL;
+	size_t pos = 2, chunk;
+
+	if (size < 2)
+		return 0;
+	nt_decoder_cfg_default(&cfg);
+	cfg.stream.src_bits = (uint8_t)((data[0] & 3) * 4);
+	cfg.stream.timestamps = data[0] & 4;
+	cfg.stream.extend_addr_msb = data[0] & 8;
+	cfg.all_jumps = data[0] & 16;
+	cfg.mode = (data[0] & 32) ? NT_MODE_HTM : 0;
+	cfg.ir_depth = (data[0] & 64) ? 2 : 64;
+	/* keep replays short so a slow input is a bug, not a big count */
+	cfg.max_repeat = 1u << 20;
+	cfg.max_icnt = 1u << 16;
+	chunk = 1 + data[1] % 64;
+
+	d = nt_decoder_new(&cfg, on_event, &c, &err);
+	if (!d)
+		abort();
+	nt_decoder_add_image(d, img, true, 0);
+	while (pos < size) {
+		size_t n = size - pos < chunk ? size - pos : chunk;
+		uint8_t *copy = malloc(n);
+
+		/* its own allocation: ASan sees any read past the chunk */
+		memcpy(copy, data + pos, n);
+		nt_decoder_feed(d, copy, n);
+		free(copy);
+		pos += n;
+	}
+	nt_decoder_finish(d);
+	if (nt_decoder_stats(d)->insns != c.insns)
+		abort();
+	nt_decoder_free(d);
+	return 0;
+}

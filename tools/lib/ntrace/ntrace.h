@@ -186,6 +186,12 @@ struct nt_msg {
 	uint64_t raw[NT_MAX_RAW_FIELDS];
 };
 
+/*
+ * The reader is lenient where the writer is strict: a ProgTraceCorrelation
+ * with CDF=0 and a second field (no timestamps) is read as carrying HIST,
+ * as some encoders write it; the writer sends HIST only with CDF=1.
+ */
+
 /* Bytes of struct nt_msg the reader clears for every message. */
 #define NT_MSG_CLEARED_BYTES offsetof(struct nt_msg, rdata)
 

@@ -88,10 +88,14 @@ if step "ASan/UBSan build" make -j"$jobs" O=build-san SAN=1 all tests; then
 	unset ASAN_OPTIONS UBSAN_OPTIONS
 fi
 
-if [[ -f $T/fuzz_reader.c ]] &&
-	step "libFuzzer build" make O=build build/fuzz/fuzz_reader; then
+if step "libFuzzer build" make O=build build/fuzz/fuzz_reader \
+	build/fuzz/fuzz_decode; then
 	run_tap "fuzz_reader ${FUZZ_SECONDS}s" bash $T/run-fuzz.sh \
 		build/fuzz/fuzz_reader "$FUZZ_SECONDS"
+	# the decoder walks one fixed program; the seeds are its traces
+	NTRACE_FUZZ_ELF=build/programs/qsort_cb \
+		run_tap "fuzz_decode ${FUZZ_SECONDS}s" bash $T/run-fuzz.sh \
+		build/fuzz/fuzz_decode "$FUZZ_SECONDS"
 fi
 
 # the virtual RISC-V board, when this tree has it (NTRACE_SKIP_LAB=1 skips

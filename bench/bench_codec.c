@@ -1,0 +1,258 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/*
+ * Reader throughput: an N-Trace file (as 'ntrace encode' writes it) is
+ * repeated in memory up to -m MiB and parsed with nt_reader_feed() and
+ * nt_reader_next(), once as a single buffer and once in 64 KiB chunks.
+ *
+ *   bench_codec [-m MIB] [-r REPS] [--timestamps] [--src-bits N]
+ *		 [--extend-addr-msb] [--xlen 32|64] [--label NAME] TRACE
+ *
+ * Each copy of the file starts with a sync message and ends with a
+ * ProgTraceCorrelation, so the concatenation is itself a valid stream and
+ * the reader keeps its address and timestamp state across copies. The
+ * best of -r repetitions is printed: the machine may be shared.
+ */
+#include <errno.h>
+#include <inttypes.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "ntrace.h"
+
+#define CHUNK (64 * 1024)
+
+static void __attribute__((noreturn, format(printf, 1, 2)))
+die(const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	fputs("bench_codec: ", stderr);
+	vfprintf(stderr, fmt, ap);
+	fputc('\n', stderr);
+	va_end(ap);
+	exit(1);
+}
+
+static uint8_t *slurp(const char *path, size_t *len)
+{
+	FILE *f = fopen(path, "rb");
+	uint8_t *buf = NULL;
+	size_t cap = 0, n = 0;
+
+	if (!f)
+		die("%s: %s", path, strerror(errno));
+	for (;;) {
+		size_t got;
+
+		if (n == cap) {
+			cap = cap ? 2 * cap : 1 << 20;
+			buf = realloc(buf, cap);
+			if (!buf)
+				die("out of memory");
+		}
+		got = fread(buf + n, 1, cap - n, f);
+		if (!got)
+			break;
+		n += got;
+	}
+	if (ferror(f))
+		die("%s: read error", path);
+	fclose(f);
+	*len = n;
+	return buf;
+}
+
+static double cpu_now(void)
+{
+	struct timespec t;
+
+	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t);
+	return (double)t.tv_sec + (double)t.tv_nsec * 1e-9;
+}
+
+static double wall_now(void)
+{
+	struct timespec t;
+
+	clock_gettime(CLOCK_MONOTONIC, &t);
+	return (double)t.tv_sec + (double)t.tv_nsec * 1e-9;
+}
+
+struct count {
+	uint64_t msgs, errs, icnt;
+};
+
+/* Pull everything the reader has; icnt keeps the fields live. */
+static void drain(struct nt_reader *r, struct count *c)
+{
+	struct nt_msg m;
+
+	while (nt_reader_next(r, &m)) {
+		c->msgs++;
+		if (m.err)
+			c->errs++;
+		c->icnt += m.icnt;
+	}
+}
+
+static void parse(const struct nt_stream_cfg *cfg, const uint8_t *buf,
+		  size_t len, size_t chunk, struct count *c)
+{
+	struct nt_reader *r = nt_reader_new(cfg);
+	size_t off;
+
+	if (!r)
+		die("bad stream configuration");
+	memset(c, 0, sizeof(*c));
+	for (off = 0; off < len; off += chunk) {
+		nt_reader_feed(r, buf + off, len - off < chunk ? len - off
+							      : chunk);
+		drain(r, c);
+	}
+	nt_reader_finish(r);
+	drain(r, c);
+	nt_reader_free(r);
+}
+
+/* The floor: look at every byte once, as the reader must. */
+static uint64_t count_ends(const uint8_t *buf, size_t len)
+{
+	uint64_t n = 0;
+	size_t i;
+
+	for (i = 0; i < len; i++)
+		n += (buf[i] & 3) == 3;
+	return n;
+}
+
+struct timing {
+	double cpu, wall;
+};
+
+static void keep_best(struct timing *best, double cpu0, double wall0)
+{
+	double cpu = cpu_now() - cpu0, wall = wall_now() - wall0;
+
+	if (!best->cpu || cpu < best->cpu) {
+		best->cpu = cpu;
+		best->wall = wall;
+	}
+}
+
+static void row(const char *label, const char *how, size_t len,
+		uint64_t msgs, const struct timing *t)
+{
+	printf("%-22s %-14s %10.1f %8.3f %8.3f %9.1f %9.2f\n", label, how,
+	       (double)len / (1 << 20), t->cpu, t->wall,
+	       (double)len / t->cpu / 1e6, (double)msgs / t->cpu / 1e6);
+}
+
+static void usage(void)
+{
+	fputs("usage: bench_codec [-m MIB] [-r REPS] [--timestamps] [--src-bits N]\n"
+	      "                   [--extend-addr-msb] [--xlen 32|64] [--label NAME] TRACE\n",
+	      stderr);
+	exit(2);
+}
+
+int main(int argc, char **argv)
+{
+	struct nt_stream_cfg cfg = { .xlen = 64 };
+	const char *label = NULL, *path = NULL;
+	unsigned long mib = 256, reps = 3, k;
+	struct count one, whole, chunked;
+	struct timing tb = { 0 }, tw = { 0 }, tc = { 0 };
+	uint64_t ends = 0, copies;
+	uint8_t *file, *buf;
+	size_t flen, len, off;
+	int i;
+
+	for (i = 1; i < argc; i++) {
+		const char *a = argv[i];
+
+		if (!strcmp(a, "--timestamps")) {
+			cfg.timestamps = true;
+		} else if (!strcmp(a, "--extend-addr-msb")) {
+			cfg.extend_addr_msb = true;
+		} else if (i + 1 < argc && !strcmp(a, "--src-bits")) {
+			cfg.src_bits = (uint8_t)strtoul(argv[++i], NULL, 0);
+		} else if (i + 1 < argc && !strcmp(a, "--xlen")) {
+			cfg.xlen = (uint8_t)strtoul(argv[++i], NULL, 0);
+		} else if (i + 1 < argc && !strcmp(a, "--label")) {
+			label = argv[++i];
+		} else if (i + 1 < argc && !strcmp(a, "-m")) {
+			mib = strtoul(argv[++i], NULL, 0);
+		} else if (i + 1 < argc && !strcmp(a, "-r")) {
+			reps = strtoul(argv[++i], NULL, 0);
+		} else if (a[0] == '-' || path) {
+			usage();
+		} else {
+			path = a;
+		}
+	}
+	if (!path || !mib || !reps)
+		usage();
+	if (!label)
+		label = path;
+
+	file = slurp(path, &flen);
+	if (!flen)
+		die("%s: empty", path);
+	/* a stream that does not parse cleanly would time the error path */
+	parse(&cfg, file, flen, flen, &one);
+	if (one.errs)
+		die("%s: %" PRIu64 " error records: wrong stream options?",
+		    path, one.errs);
+
+	copies = ((uint64_t)mib << 20) / flen + 1;
+	len = copies * flen;
+	buf = malloc(len);
+	if (!buf)
+		die("out of memory for %zu bytes", len);
+	for (off = 0; off < len; off += flen)
+		memcpy(buf + off, file, flen);
+
+	for (k = 0; k < reps; k++) {
+		double c0 = cpu_now(), w0 = wall_now();
+		uint64_t n = count_ends(buf, len);
+
+		/* keep the loop from being hoisted out of the repetitions */
+		__asm__ volatile("" : "+r"(n) : : "memory");
+		keep_best(&tb, c0, w0);
+		ends = n;
+
+		c0 = cpu_now();
+		w0 = wall_now();
+		parse(&cfg, buf, len, len, &whole);
+		keep_best(&tw, c0, w0);
+
+		c0 = cpu_now();
+		w0 = wall_now();
+		parse(&cfg, buf, len, CHUNK, &chunked);
+		keep_best(&tc, c0, w0);
+	}
+	if (whole.msgs != copies * one.msgs || whole.errs ||
+	    chunked.msgs != whole.msgs || chunked.errs ||
+	    chunked.icnt != whole.icnt)
+		die("%s: whole %" PRIu64 "/%" PRIu64 " chunked %" PRIu64 "/%"
+		    PRIu64 " messages/errors, expected %" PRIu64, path,
+		    whole.msgs, whole.errs, chunked.msgs, chunked.errs,
+		    copies * one.msgs);
+
+	printf("# %s: %zu bytes x %" PRIu64 " copies, %" PRIu64
+	       " messages, %.2f bytes/message; best of %lu, rates use CPU time\n",
+	       path, flen, copies, whole.msgs,
+	       (double)len / (double)whole.msgs, reps);
+	printf("%-22s %-14s %10s %8s %8s %9s %9s\n", "stream", "how", "MiB",
+	       "cpu-s", "wall-s", "MB/s", "Mmsg/s");
+	row(label, "baseline-mseo", len, ends, &tb);
+	row(label, "whole", len, whole.msgs, &tw);
+	row(label, "chunks-64KiB", len, chunked.msgs, &tc);
+	free(buf);
+	free(file);
+	return 0;
+}

@@ -1,0 +1,116 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-only
+#
+# bench/run.sh BUILD_DIR
+#
+# All ntrace benchmarks in one run, each with its baseline row:
+#   1. encoder throughput (records/s) on real programs, >= 100M records
+#      per option set (BENCH_RECORDS overrides)
+#   2. bits per instruction of every option set on every test program
+#   3. reader throughput (MB/s, messages/s) on >= 256 MiB of N-Trace
+#      (BENCH_MIB overrides), whole buffer and 64 KiB chunks
+#   4. flow decoder throughput and peak memory on >= 30M-instruction
+#      traces (BENCH_DECODE_INSNS overrides)
+#
+# Binaries come from the top-level Makefile (O=BUILD_DIR); the programs
+# and their PC traces from its nt-pctraces target. Timed runs are pinned
+# to one core when taskset exists; the load average is printed with each
+# section because the figures mean little on a busy machine.
+set -euo pipefail
+
+if [[ $# -ne 1 ]]; then
+	echo "usage: $0 BUILD_DIR" >&2
+	exit 2
+fi
+root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+mkdir -p "$1"
+O=$(cd "$1" && pwd)
+# the Makefile names its targets after O as given: keep it relative when
+# it is inside the tree, so "make bench" and this script agree on them
+case $O in
+"$root"/*) mk_O=${O#"$root"/} ;;
+*) mk_O=$O ;;
+esac
+
+records=${BENCH_RECORDS:-100000000}
+mib=${BENCH_MIB:-256}
+enc_programs=(qsort_cb interp)
+codec_program=qsort_cb
+all_programs=(recursion dispatch jumptable qsort_cb longjmp checksum deepcall
+	      rle interp strings signal)
+
+make -s -C "$root" O="$mk_O" "$mk_O/bench/bench_encoder" \
+	"$mk_O/bench/bench_codec" "$mk_O/ntrace" nt-pctraces >/dev/null
+
+P=$O/programs
+tmp=$(mktemp -d "${TMPDIR:-/tmp}/ntrace-bench.XXXXXX")
+trap 'rm -rf "$tmp"' EXIT
+
+pin=()
+if command -v taskset >/dev/null && [[ $(nproc) -gt 1 ]]; then
+	# the last CPU: the first one tends to take the interrupts
+	pin=(taskset -c $(($(nproc) - 1)))
+fi
+
+load() {
+	echo "# load: $(uptime | sed 's/.*load average/load average/')"
+}
+
+echo "# ntrace benchmarks, $(date -u '+%Y-%m-%d %H:%M UTC')"
+echo "# cpu: $(sed -n 's/^model name[^:]*: //p' /proc/cpuinfo | head -1)," \
+     "$(nproc) cpus; timed runs: ${pin[*]:-not pinned}"
+echo "# compiler: $(${CC:-cc} --version | head -1)"
+if git -C "$root" rev-parse --git-dir >/dev/null 2>&1; then
+	echo "# source: $(git -C "$root" describe --always --dirty)"
+fi
+echo
+
+echo "## 1. encoder throughput (goal: > 200M instructions/s on one core)"
+for p in "${enc_programs[@]}"; do
+	load
+	"${pin[@]}" "$O/bench/bench_encoder" -n "$records" "$P/$p" "$P/$p.pcs"
+	echo
+done
+
+echo "## 2. bits per instruction"
+args=()
+for p in "${all_programs[@]}"; do
+	args+=("$P/$p" "$P/$p.pcs")
+done
+"$O/bench/bench_encoder" --bits "${args[@]}"
+echo
+
+echo "## 3. reader throughput (goal: > 500 MB/s)"
+# stream options must match between 'ntrace encode' and the reader
+enc() {
+	local name=$1
+	shift
+	"$O/ntrace" encode --elf "$P/$codec_program" \
+		--pc-trace "$P/$codec_program.pcs" -o "$tmp/$name.nt" "$@"
+}
+enc btm --mode btm
+enc htm
+enc htm-ts-ctx --timestamps --context --sync-period 4096
+enc htm-src4-ir3 --src-bits 4 --src-id 9 --implicit-return 3 \
+	--repeat-history --extend-addr-msb
+load
+"${pin[@]}" "$O/bench/bench_codec" -m "$mib" --label "$codec_program/btm" \
+	"$tmp/btm.nt"
+"${pin[@]}" "$O/bench/bench_codec" -m "$mib" --label "$codec_program/htm" \
+	"$tmp/htm.nt"
+"${pin[@]}" "$O/bench/bench_codec" -m "$mib" --timestamps \
+	--label "$codec_program/htm+ts+ctx" "$tmp/htm-ts-ctx.nt"
+"${pin[@]}" "$O/bench/bench_codec" -m "$mib" --src-bits 4 --extend-addr-msb \
+	--label "$codec_program/htm+src4+ir3" "$tmp/htm-src4-ir3.nt"
+load
+echo
+
+echo "## 4. flow decoder (goal: >= 500M instructions/s events only, >= 100M"
+echo "##    with the PC list; peak memory independent of the trace length)"
+make -s -C "$root" O="$mk_O" "$mk_O/bench/bench_decode" >/dev/null
+for p in qsort_cb interp; do
+	load
+	"${pin[@]}" "$O/bench/bench_decode" -n "${BENCH_DECODE_INSNS:-30000000}" \
+		"$P/$p" "$P/$p.pcs"
+	echo
+done

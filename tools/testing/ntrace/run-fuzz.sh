@@ -1,0 +1,57 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause)
+#
+# run-fuzz.sh FUZZER_BIN SECONDS [CORPUS]
+#
+# CORPUS defaults to corpus/<name without fuzz_> beside this script.
+# Bounded libFuzzer run of FUZZER_BIN over a copy of the seed corpus (the
+# fuzzer adds to its corpus directory; the tree must stay untouched).
+# Prints one TAP result. On a failure the work directory is kept and the
+# crash file's path and hex bytes are printed, so the input can be
+# replayed with "FUZZER_BIN FILE".
+set -uo pipefail
+
+if [[ $# -lt 2 || $# -gt 3 ]]; then
+	echo "usage: $0 FUZZER_BIN SECONDS [CORPUS]" >&2
+	exit 2
+fi
+bin=$1
+secs=$2
+name=$(basename "$bin")
+seeds=${3:-$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)/corpus/${name#fuzz_}}
+
+if [[ ! -x $bin ]]; then
+	echo "not ok 1 - $name: $bin is not executable"
+	echo "1..1"
+	exit 1
+fi
+
+work=$(mktemp -d "${TMPDIR:-/tmp}/ntrace-fuzz.XXXXXX") || exit 1
+mkdir -p "$work/corpus" "$work/artifacts"
+cp "$seeds"/* "$work/corpus/"
+
+# -timeout: a single input may not take seconds; the reader is linear.
+"$bin" -max_total_time="$secs" -timeout=5 -rss_limit_mb=2048 \
+	-print_final_stats=1 -artifact_prefix="$work/artifacts/" \
+	"$work/corpus" >"$work/log" 2>&1
+st=$?
+
+runs=$(sed -n 's/^stat::number_of_executed_units: *//p' "$work/log" | tail -1)
+crash=$(find "$work/artifacts" -type f | head -1)
+
+if [[ $st -eq 0 && -z $crash ]]; then
+	echo "ok 1 - $name: ${runs:-?} runs, no crash"
+	echo "1..1"
+	rm -rf "$work"
+	exit 0
+fi
+
+echo "not ok 1 - $name: exit status $st, ${runs:-?} runs, crash file ${crash:-none} (kept $work)"
+if [[ -n $crash ]]; then
+	echo "# input bytes (hex):"
+	od -An -tx1 -v "$crash" | head -20 | sed 's/^/#/'
+fi
+grep -E '^(fuzz_reader:|==[0-9]+==ERROR|SUMMARY)' "$work/log" | head -5 | sed 's/^/# /'
+grep -E '^ +#[0-9]+ .* in ' "$work/log" | grep -v -e libFuzzer -e 'fuzzer::' -e libc | head -10 | sed 's/^/# /'
+echo "1..1"
+exit 1

@@ -210,6 +210,8 @@ struct nt_reader {
 	uint8_t perr_kind;
 	uint64_t perr_off, perr_at, perr_end;
 	struct src_state *src;
+	uint8_t fixed_bits[64];		/* per TCODE, for this configuration */
+	uint16_t max_bytes[64];		/* per TCODE */
 	uint8_t buf[NT_MAX_VENDOR_MSG_BYTES];
 };
 
@@ -229,6 +231,40 @@ static uint16_t max_msg_bytes(const struct nt_stream_cfg *cfg,
 }
 
 /*
+ * Most messages are at most ten bytes: their 60 MDO bits fit one word
+ * (acc), with bit i of ends set where byte i ended a field, and every
+ * field is a shift and a mask away.
+ */
+#define SHORT_MSG_BYTES 10
+
+static int split_word(uint64_t acc, unsigned int ends, uint32_t n,
+		      unsigned int fixed_bits, uint64_t *fixed,
+		      struct var_field *vf, unsigned int *nvf)
+{
+	unsigned int start = fixed_bits, k;
+
+	/* a byte filled by fixed bits cannot end a field */
+	if (fixed_bits > 6 * n || (ends & ((1u << (fixed_bits / 6)) - 1)))
+		return NT_ERR_BAD_LAYOUT;
+	*fixed = acc & low_mask(fixed_bits);
+	*nvf = 0;
+	while (ends) {
+		unsigned int end = 6 * ((unsigned int)__builtin_ctz(ends) + 1);
+
+		ends &= ends - 1;
+		if (end <= start)
+			continue;
+		if (*nvf == MAX_VAR_FIELDS)
+			return NT_ERR_BAD_LAYOUT;
+		k = (*nvf)++;
+		vf[k].v = (acc >> start) & low_mask(end - start);
+		vf[k].nbits = end - start;
+		start = end;
+	}
+	return start == 6 * n ? NT_OK : NT_ERR_BAD_LAYOUT;
+}
+
+/*
  * Split a complete message (last byte has MSEO=11) into TCODE, SRC, the
  * requested fixed bits and its variable fields. Returns an NT_ERR_* code.
  */
@@ -241,36 +277,14 @@ static int split_msg(const struct nt_stream_cfg *cfg, const uint8_t *p,
 	unsigned int got = 0;
 	uint64_t acc = 0;
 
-	/*
-	 * Most messages are at most ten bytes: their 60 MDO bits fit one
-	 * word, and every field is a shift and a mask away.
-	 */
-	if (n <= 10) {
-		unsigned int ends = 0, start = fixed_bits, k;
+	if (n <= SHORT_MSG_BYTES) {
+		unsigned int ends = 0;
 
 		for (i = 0; i < n; i++) {
 			acc |= (uint64_t)(p[i] >> 2) << (6 * i);
 			ends |= (p[i] & 1u) << i;
 		}
-		/* a byte filled by fixed bits cannot end a field */
-		if (fixed_bits > 6 * n || (ends & ((1u << (fixed_bits / 6)) - 1)))
-			return NT_ERR_BAD_LAYOUT;
-		*fixed = acc & low_mask(fixed_bits);
-		*nvf = 0;
-		while (ends) {
-			unsigned int end = 6 * ((unsigned int)__builtin_ctz(ends) + 1);
-
-			ends &= ends - 1;
-			if (end <= start)
-				continue;	/* marker inside the fixed bits */
-			if (*nvf == MAX_VAR_FIELDS)
-				return NT_ERR_BAD_LAYOUT;
-			k = (*nvf)++;
-			vf[k].v = (acc >> start) & low_mask(end - start);
-			vf[k].nbits = end - start;
-			start = end;
-		}
-		return start == 6 * n ? NT_OK : NT_ERR_BAD_LAYOUT;
+		return split_word(acc, ends, n, fixed_bits, fixed, vf, nvf);
 	}
 
 	/* fixed fields, TCODE included, may cross MDO boundaries */
@@ -338,29 +352,29 @@ static struct src_state *src_state(struct nt_reader *r, unsigned int src)
 	return &r->src[src];
 }
 
-static int parse_msg(struct nt_reader *r, const uint8_t *p, uint32_t n,
-		     struct nt_msg *m)
+/* Fixed bits (TCODE and SRC included) in front of the variable fields. */
+static unsigned int fixed_bits_of(const struct nt_stream_cfg *cfg,
+				  unsigned int tcode)
+{
+	const struct layout *l = &layouts[tcode & 63];
+
+	return 6 + cfg->src_bits + 4 * (l->fixed_sync + l->fixed_4bit) +
+	       2 * (l->fixed_btype + l->fixed_cdf);
+}
+
+/* Give the split fields of a message their meaning. */
+static int assign_fields(struct nt_reader *r, unsigned int tcode,
+			 uint64_t fixed, const struct var_field *vf,
+			 unsigned int nvf, struct nt_msg *m)
 {
 	const struct nt_stream_cfg *cfg = &r->cfg;
-	struct var_field vf[MAX_VAR_FIELDS];
-	unsigned int nvf, fixed_bits, tcode = p[0] >> 2;
 	unsigned int shift, nbase, k;
 	struct layout l;
 	struct src_state *st;
-	uint64_t fixed;
 	bool known = get_layout(tcode, &l);
 	bool has_ts;
-	int err;
 
 	m->tcode = tcode;
-	fixed_bits = 6 + cfg->src_bits;
-	if (known)
-		fixed_bits += 4 * (l.fixed_sync + l.fixed_4bit) +
-			      2 * (l.fixed_btype + l.fixed_cdf);
-	err = split_msg(cfg, p, n, fixed_bits, &fixed, vf, &nvf);
-	if (err)
-		return err;
-
 	shift = 6;
 	if (cfg->src_bits) {
 		m->src = (fixed >> shift) & low_mask(cfg->src_bits);
@@ -497,6 +511,19 @@ static int parse_msg(struct nt_reader *r, const uint8_t *p, uint32_t n,
 	return NT_OK;
 }
 
+static int parse_msg(struct nt_reader *r, const uint8_t *p, uint32_t n,
+		     struct nt_msg *m)
+{
+	struct var_field vf[MAX_VAR_FIELDS];
+	unsigned int nvf, tcode = p[0] >> 2;
+	uint64_t fixed;
+	int err = split_msg(&r->cfg, p, n, r->fixed_bits[tcode], &fixed, vf,
+			    &nvf);
+
+	m->tcode = tcode;
+	return err ? err : assign_fields(r, tcode, fixed, vf, nvf, m);
+}
+
 /* ---- streaming reader ---------------------------------------------- */
 
 struct nt_reader *nt_reader_new(const struct nt_stream_cfg *cfg)
@@ -518,6 +545,10 @@ struct nt_reader *nt_reader_new(const struct nt_stream_cfg *cfg)
 		return NULL;
 	}
 	r->after_end = true;
+	for (unsigned int t = 0; t < 64; t++) {
+		r->fixed_bits[t] = (uint8_t)fixed_bits_of(&r->cfg, t);
+		r->max_bytes[t] = max_msg_bytes(&r->cfg, t);
+	}
 	return r;
 }
 
@@ -570,6 +601,21 @@ static int error_emit(struct nt_reader *r, struct nt_msg *m)
 	return 1;
 }
 
+/* A message that failed to parse becomes an error record. */
+static int finish_deliver(struct nt_msg *m, int err, uint64_t off)
+{
+	if (err && err != NT_ERR_UNKNOWN_TCODE) {
+		uint32_t size = m->size;
+
+		memset(m, 0, sizeof(*m));
+		m->offset = off;
+		m->err_at = off;
+		m->size = size;
+	}
+	m->err = (uint8_t)err;
+	return 1;
+}
+
 /* Parse a whole message held in p; fills m (message or error record). */
 static int deliver(struct nt_reader *r, const uint8_t *p, uint32_t n,
 		   uint64_t off, struct nt_msg *m)
@@ -581,16 +627,26 @@ static int deliver(struct nt_reader *r, const uint8_t *p, uint32_t n,
 	m->offset = off;
 	m->size = n;
 	err = parse_msg(r, p, n, m);
-	if (err && err != NT_ERR_UNKNOWN_TCODE) {
-		uint32_t size = m->size;
+	return finish_deliver(m, err, off);
+}
 
-		memset(m, 0, sizeof(*m));
-		m->offset = off;
-		m->err_at = off;
-		m->size = size;
-	}
-	m->err = err;
-	return 1;
+static int deliver_short(struct nt_reader *r, uint64_t acc,
+			 unsigned int ends, uint32_t n, uint64_t off,
+			 struct nt_msg *m)
+{
+	struct var_field vf[MAX_VAR_FIELDS];
+	unsigned int nvf, tcode = acc & 63;
+	uint64_t fixed;
+	int err;
+
+	memset(m, 0, NT_MSG_CLEARED_BYTES);
+	m->offset = off;
+	m->size = n;
+	m->tcode = tcode;
+	err = split_word(acc, ends, n, r->fixed_bits[tcode], &fixed, vf, &nvf);
+	if (!err)
+		err = assign_fields(r, tcode, fixed, vf, nvf, m);
+	return finish_deliver(m, err, off);
 }
 
 int nt_reader_next(struct nt_reader *r, struct nt_msg *m)
@@ -612,7 +668,7 @@ int nt_reader_next(struct nt_reader *r, struct nt_msg *m)
 				r->pos++;
 				continue;
 			}
-			if (r->blen == max_msg_bytes(&r->cfg, r->buf[0] >> 2)) {
+			if (r->blen == r->max_bytes[r->buf[0] >> 2]) {
 				error_begin(r, NT_ERR_MSG_TOO_LONG, r->msg_off,
 					    off);
 				r->in_msg = false;
@@ -655,9 +711,36 @@ int nt_reader_next(struct nt_reader *r, struct nt_msg *m)
 			if (r->perr)
 				return error_emit(r, m);
 			/* fast path: the whole message is inside this chunk */
-			lim = max_msg_bytes(&r->cfg, b >> 2);
+			lim = r->max_bytes[b >> 2];
 			if (lim > r->len - r->pos)
 				lim = r->len - r->pos;
+			/* a short message is split while it is scanned */
+			{
+				const uint8_t *q = c + r->pos;
+				size_t short_lim = lim < SHORT_MSG_BYTES ?
+						   lim : SHORT_MSG_BYTES;
+				uint64_t acc = b >> 2;
+				unsigned int ends = 0;
+
+				for (j = 1; j < short_lim; j++) {
+					unsigned int s = q[j] & 3;
+
+					acc |= (uint64_t)(q[j] >> 2) << (6 * j);
+					ends |= (q[j] & 1u) << j;
+					if (s == MSEO_END_MSG)
+						break;
+					if (s == MSEO_RESERVED) {
+						j = lim;
+						break;
+					}
+				}
+				if (j < short_lim) {
+					r->pos += j + 1;
+					return deliver_short(r, acc, ends,
+							     (uint32_t)(j + 1),
+							     off, m);
+				}
+			}
 			for (j = 1; j < lim; j++) {
 				unsigned int s = c[r->pos + j] & 3;
 

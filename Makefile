@@ -4,8 +4,9 @@
 #
 #   make            libntrace (static + shared + pkg-config) and the CLI
 #   make check      install what is missing, build, run every test
-#   make demo       trace a real RISC-V program and look at the result
+#   make demo       the virtual RISC-V board and a traced RISC-V program
 #   make bench      benchmarks (figures and baseline in one run)
+#   make lab-test   the board's tests alone; lab-shell, lab-clean
 #
 # Variables: O=<dir> build directory (default build), CC, SAN=1 for an
 # ASan/UBSan build.
@@ -93,6 +94,16 @@ include $(TEST_DIR)/programs/programs.mk
 check:
 	bash $(TEST_DIR)/run-tests.sh
 
+# The virtual RISC-V board (tools/lab, Documentation/lab.rst); needs root.
+lab:
+	$(MAKE) -C tools/lab build
+lab-test:
+	$(MAKE) -C tools/lab test
+lab-shell:
+	$(MAKE) -C tools/lab shell
+lab-clean:
+	$(MAKE) -C tools/lab clean
+
 demo:
 	bash scripts/demo.sh
 
@@ -115,5 +126,5 @@ install: all
 clean:
 	rm -rf $(O)
 
-.PHONY: all tests check demo bench install clean
+.PHONY: all tests check demo bench install clean lab lab-test lab-shell lab-clean
 .SECONDARY:

@@ -19,6 +19,25 @@ for opts in "--mode btm" "--mode htm" \
 		-o "$out/qsort_cb.nt" --stats $opts 2>&1 | tail -1
 done
 echo "== ntrace dump (first messages)"
-build/ntrace dump "$out/qsort_cb.nt" | head -12
+build/ntrace dump "$out/qsort_cb.nt" >"$out/qsort_cb.dump"
+head -12 "$out/qsort_cb.dump"
 echo "== ntrace stat"
 build/ntrace stat "$out/qsort_cb.nt"
+
+# The same program's branches, back from the trace
+echo "== ntrace decode --format branches (first transfers)"
+build/ntrace decode --elf "$prog" "$out/qsort_cb.nt" --format branches \
+	-o "$out/qsort_cb.branches"
+head -8 "$out/qsort_cb.branches"
+
+# The virtual RISC-V board: CTR, Sscofpmf, perf sampling on our kernel
+echo "== the lab board (builds itself on the first run, a few minutes)"
+if [[ $(id -u) -ne 0 ]] && ! sudo -n true 2>/dev/null; then
+	echo "skipped: the board needs root or password-less sudo"
+	exit 0
+fi
+tools/lab/lab-test >/dev/null
+share=$(mktemp -d)
+trap 'rm -rf "$share"' EXIT
+cp scripts/demo-board.sh "$share/"
+tools/lab/run --smp 2 --share "$share" --cmd 'sh /mnt/host/demo-board.sh'

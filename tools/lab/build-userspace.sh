@@ -1,0 +1,37 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+# Cross-build the selftests (and the CTR test module) for a kernel variant
+# and pack them with busybox and perf into the initramfs.
+#
+# Usage: build-userspace.sh [default|debug]
+set -euo pipefail
+. "$(dirname "$0")/lib.sh"
+need_root
+
+VARIANT=${1:-${NTRACE_LAB_VARIANT:-default}}
+[ -f "$STAMPS/kernel-$VARIANT" ] || die "build the $VARIANT kernel first"
+
+KEY=$(hash_inputs "userspace-v1" "$(cat "$STAMPS/kernel-$VARIANT")" \
+	"$(cat "$STAMPS/rvroot")" "$REPO_DIR/selftests" "$LAB_DIR/init" \
+	"$LAB_DIR/mkinitramfs.sh" "$LAB_DIR/build-userspace.sh")
+OUT=$WORK/initramfs-$VARIANT.cpio
+
+if stamp_ok "userspace-$VARIANT" "$KEY" && [ -f "$OUT" ]; then
+	log "initramfs ($VARIANT) is up to date"
+	exit 0
+fi
+
+log "building selftests for the $VARIANT kernel"
+rm -rf "$WORK/selftests-$VARIANT"
+if ! lab_chroot make -C "$CREPO/selftests" OUT="$CWORK/selftests-$VARIANT" \
+	KSRC="$CWORK/linux" KDIR="$CWORK/kbuild-$VARIANT" \
+	> "$WORK/selftests-$VARIANT.log" 2>&1; then
+	cat "$WORK/selftests-$VARIANT.log" >&2
+	die "selftests build failed"
+fi
+log "packing the initramfs"
+lab_chroot bash "$CREPO/tools/lab/mkinitramfs.sh" "$CWORK/rvroot" \
+	"$CWORK/selftests-$VARIANT" "$CREPO/tools/lab/init" \
+	"$CWORK/initramfs-$VARIANT.cpio"
+log "initramfs: $(du -h "$OUT" | cut -f1)"
+stamp_set "userspace-$VARIANT" "$KEY"

@@ -1,0 +1,85 @@
+# SPDX-License-Identifier: GPL-2.0
+# Shared helpers for the lab scripts; sourced, never executed.
+# shellcheck shell=bash
+
+# The sourcing script's arguments, for need_root's re-exec.
+LAB_ARGS=("$@")
+LAB_DIR=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+REPO_DIR=$(cd "$LAB_DIR/../.." && pwd)
+CACHE=${NTRACE_LAB_CACHE:-/var/cache/ntrace-lab}
+CHROOT=$CACHE/chroot
+WORK=$CACHE/work
+STAMPS=$CACHE/stamps
+# Used by setup.sh.
+# shellcheck disable=SC2034
+{
+	MIRROR=${NTRACE_LAB_MIRROR:-http://deb.debian.org/debian}
+	SUITE=${NTRACE_LAB_SUITE:-trixie}
+}
+# Paths as seen from inside the chroot (see lab_chroot).
+CWORK=/lab
+CREPO=/src
+
+log() { printf '[lab %(%H:%M:%S)T] %s\n' -1 "$*" >&2; }
+die() { printf '[lab] ERROR: %s\n' "$*" >&2; exit 1; }
+
+# The lab needs root for debootstrap, chroot and mounts. Where sudo works
+# without a password (typical CI), re-run through it instead of failing.
+need_root() {
+	[ "$(id -u)" -eq 0 ] && return
+	if command -v sudo >/dev/null && sudo -n true 2>/dev/null; then
+		exec sudo -n --preserve-env=NTRACE_LAB_CACHE,NTRACE_LAB_MIRROR,NTRACE_LAB_SUITE,NTRACE_LAB_VARIANT,NTRACE_LAB_SMP,NTRACE_LAB_TIMEOUT \
+			"$0" "${LAB_ARGS[@]}"
+	fi
+	die "the lab needs root (debootstrap, chroot, mounts)"
+}
+
+# Hash of files and strings given as arguments; directories are walked in a
+# stable order so the key depends on content only, never on mtimes.
+hash_inputs() {
+	local a
+	for a in "$@"; do
+		if [ -d "$a" ]; then
+			(cd "$a" && find . -type f ! -name '*.o' ! -name '*.ko' \
+				! -name '*.cmd' ! -name '*.mod*' ! -name '.*' \
+				-print0 | LC_ALL=C sort -z | xargs -0r sha256sum)
+		elif [ -f "$a" ]; then
+			printf '%s ' "$(basename "$a")"; sha256sum < "$a"
+		else
+			printf 'str %s\n' "$a"
+		fi
+	done | sha256sum | cut -c1-16
+}
+
+stamp_ok() { [ -f "$STAMPS/$1" ] && [ "$(cat "$STAMPS/$1")" = "$2" ]; }
+stamp_set() { mkdir -p "$STAMPS"; printf '%s\n' "$2" > "$STAMPS/$1.tmp"; mv "$STAMPS/$1.tmp" "$STAMPS/$1"; }
+
+# Run a command inside the trixie chroot, with the cache's work dir at
+# /lab, the repository read-only at /src and $LAB_SHARE (if set) at /share. A private mount namespace means
+# the bind mounts vanish with the process, even when it is killed, so a
+# failed run never leaves stale mounts behind.
+lab_chroot() {
+	mkdir -p "$WORK" "$CHROOT$CWORK" "$CHROOT$CREPO"
+	unshare --mount --propagation private -- /bin/bash -euo pipefail -c '
+		c=$1; w=$2; r=$3; cw=$4; cr=$5; shift 5
+		mount -t proc proc "$c/proc"
+		mount --rbind /dev "$c/dev"
+		mount -t sysfs sysfs "$c/sys" 2>/dev/null || true
+		mount -t tmpfs tmpfs "$c/tmp"
+		mount --bind "$w" "$c$cw"
+		mount --bind "$r" "$c$cr"
+		mount -o remount,bind,ro "$c$cr"
+		if [ -n "${LAB_SHARE:-}" ]; then
+			mkdir -p "$c/share"
+			mount --bind "$LAB_SHARE" "$c/share"
+		fi
+		exec chroot "$c" /usr/bin/env -i HOME=/root TERM="${TERM:-dumb}" \
+			LANG=C.UTF-8 PATH=/usr/sbin:/usr/bin:/sbin:/bin \
+			DEBIAN_FRONTEND=noninteractive "$@"
+	' lab-chroot "$CHROOT" "$WORK" "$REPO_DIR" "$CWORK" "$CREPO" "$@"
+}
+
+# Versions of the chroot packages that feed the builds; part of every key.
+pkg_versions() {
+	lab_chroot dpkg-query -W -f '${Package}:${Architecture}=${Version}\n' "$@"
+}

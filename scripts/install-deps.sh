@@ -14,6 +14,8 @@ pkgs=(
 	libc6-dev-riscv64-cross
 	binutils-riscv64-linux-gnu
 	qemu-user
+	libglib2.0-dev
+	device-tree-compiler
 )
 
 missing=()

@@ -102,6 +102,8 @@ fi
 # it for a quick host-only run)
 if [[ -x tools/lab/lab-test && -z ${NTRACE_SKIP_LAB:-} ]]; then
 	run_tap lab tools/lab/lab-test
+	# the emulated N-Trace hardware on that board (needs the lab built)
+	run_tap "ntrace-hw" tools/qemu/ntrace-hw-test build
 fi
 
 echo "$passed passed, $failed failed"

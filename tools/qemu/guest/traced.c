@@ -1,0 +1,65 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * The workload the emulated-trace tests capture: it turns the trace on
+ * and off itself (through the test module), so that what is traced is
+ * its own user-mode code, with calls, returns, a jump table, a callback
+ * through qsort and data-dependent branches in between.
+ */
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <unistd.h>
+
+static int poke(const char *path)
+{
+	int fd = open(path, O_WRONLY);
+	int ok = fd >= 0 && write(fd, "1", 1) == 1;
+
+	if (fd >= 0)
+		close(fd);
+	return ok ? 0 : -1;
+}
+
+static unsigned int __attribute__((noinline)) fib(unsigned int n)
+{
+	return n < 2 ? n : fib(n - 1) + fib(n - 2);
+}
+
+static int cmp(const void *a, const void *b)
+{
+	unsigned int x = *(const unsigned int *)a, y = *(const unsigned int *)b;
+
+	return (x > y) - (x < y);
+}
+
+static unsigned int __attribute__((noinline)) op(unsigned int k, unsigned int v)
+{
+	switch (k & 7) {
+	case 0: return v + 3;
+	case 1: return v ^ 0x55;
+	case 2: return v * 5;
+	case 3: return v >> 1;
+	case 4: return v - 7;
+	case 5: return v | 0x100;
+	case 6: return v & 0xfff;
+	default: return ~v;
+	}
+}
+
+int main(void)
+{
+	static unsigned int a[300];
+	unsigned int i, acc = 1;
+
+	if (poke("/proc/ntrace_hw/start"))
+		return 1;
+	for (i = 0; i < 300; i++)
+		a[i] = (i * 2654435761u) >> 7;
+	qsort(a, 300, sizeof(a[0]), cmp);
+	for (i = 0; i < 2000; i++)
+		acc = op(a[i % 300] + i, acc);
+	acc += fib(16);
+	poke("/proc/ntrace_hw/stop");
+	printf("traced: %u\n", acc);
+	return 0;
+}

@@ -1,0 +1,774 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/*
+ * Emulated N-Trace hardware for the lab board: a QEMU TCG plugin that is,
+ * register for register, one trace encoder per hart and one SMEM trace RAM
+ * sink of the RISC-V Trace Control Interface 1.0, producing real N-Trace
+ * with libntrace's encoder model into guest memory.
+ *
+ * Plugin arguments (-plugin ntrace-plugin.so,ARG=VALUE,...):
+ *   base=ADDR    physical base of the register windows: encoder of hart h
+ *                at base + 0x1000 * h, the RAM sink at base + 0x10000
+ *   mem=ADDR     start of the memory the sink may write (reserved, no-map)
+ *   memsize=N    its size
+ *   truth=PATH   ground truth: PATH.<hart> gets every instruction the
+ *                encoder saw retire (and every reported faulting one)
+ *
+ * How execution becomes ingress-port records: each translation block is
+ * classified once when QEMU translates it; its exec callback marks it as
+ * running; the next block's start, or a discontinuity callback (trap),
+ * says how far it got and where its last instruction went. Register
+ * writes are seen by store callbacks in kernel-address blocks; the
+ * windows are ordinary (reserved) RAM, so guest reads see what the plugin
+ * last wrote there. Run QEMU with -accel tcg,thread=single: the encoders,
+ * the shared sink and the registers then need no locking.
+ */
+#include <glib.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "ntrace.h"
+#include "qemu-plugin-api.h"
+
+QEMU_PLUGIN_EXPORT int qemu_plugin_version = NTRACE_QEMU_PLUGIN_API_VERSION;
+
+#define MAX_HARTS	16
+#define WINDOW		0x1000u
+#define SINK_OFF	0x10000u
+#define REGION		0x11000u
+
+/* trTeControl */
+#define TE_ACTIVE	(1u << 0)
+#define TE_ENABLE	(1u << 1)
+#define TE_TRACING	(1u << 2)
+#define TE_EMPTY	(1u << 3)
+#define TE_MODE_SHIFT	4
+#define TE_CONTEXT	(1u << 9)
+#define TE_OVERFLOW	(1u << 12)
+#define TE_INHIBIT_SRC	(1u << 15)
+#define TE_SYNCMODE_SHIFT 16
+#define TE_SYNCMAX_SHIFT 20
+#define TE_FORMAT_SHIFT	24
+/* trTeInstFeatures */
+#define IF_SEQ_JUMP	(1u << 2)
+#define IF_IMPL_RET	(1u << 3)
+#define IF_IRMODE_SHIFT	6
+#define IF_REP_HIST	(1u << 8)
+#define IF_ALL_JUMPS	(1u << 9)
+#define IF_EXT_MSB	(1u << 10)
+#define IF_SRCID_SHIFT	16
+#define IF_SRCBITS_SHIFT 28
+/* trTsControl */
+#define TS_ACTIVE	(1u << 0)
+#define TS_COUNT	(1u << 1)
+#define TS_RESET	(1u << 2)
+#define TS_MODE_SHIFT	4
+#define TS_ENABLE	(1u << 15)
+#define TS_WIDTH	48u
+/* trRamControl */
+#define RAM_ACTIVE	(1u << 0)
+#define RAM_ENABLE	(1u << 1)
+#define RAM_EMPTY	(1u << 3)
+#define RAM_MODE_SMEM	(1u << 4)
+#define RAM_STOP_ON_WRAP (1u << 8)
+
+/* encoder register offsets */
+enum {
+	TE_CONTROL = 0x000, TE_IMPL = 0x004, TE_FEATURES = 0x008,
+	TE_FILTERS = 0x00c, TE_DATACTL = 0x010, TS_CONTROL = 0x040,
+	TS_COUNTER_LO = 0x048, TS_COUNTER_HI = 0x04c,
+	TE_F0_CONTROL = 0x400, TE_F0_MATCHINST = 0x404,
+};
+
+/* sink register offsets */
+enum {
+	RAM_CONTROL = 0x000, RAM_IMPL = 0x004, RAM_START_LO = 0x010,
+	RAM_START_HI = 0x014, RAM_LIMIT_LO = 0x018, RAM_LIMIT_HI = 0x01c,
+	RAM_WP_LO = 0x020, RAM_WP_HI = 0x024,
+};
+
+struct insn {
+	uint64_t pc;
+	struct nt_insn in;
+	bool seq;	/* a lui/auipc right before set this jalr's base */
+	uint64_t seq_target;
+};
+
+struct tbinfo {
+	unsigned int n;
+	struct insn insn[];
+};
+
+struct hart {
+	uint32_t ctl, features, filters, tsctl, f0ctl, f0inst;
+	struct nt_encoder *enc;
+	bool tracing;			/* records go to the encoder */
+	const struct tbinfo *cur;	/* block running, not yet accounted */
+	uint8_t priv;
+	uint64_t insns;			/* timestamp unit: retired instructions */
+	FILE *truth;
+	struct qemu_plugin_register *priv_reg;
+	bool priv_change;		/* a trap return ran: read privilege */
+};
+
+struct sink {
+	uint32_t ctl;
+	uint64_t start, limit, wp;
+	bool wrap;
+	uint8_t word[4];		/* bytes not yet forming a full word */
+	unsigned int nword;
+};
+
+static struct hart harts[MAX_HARTS];
+static unsigned int nharts;
+static struct sink sink;
+static uint64_t base, mem_lo, mem_hi;
+static bool regs_written;
+static GByteArray *scratch;
+
+/* ---- guest memory --------------------------------------------------- */
+
+static void guest_write(uint64_t pa, const void *data, size_t len)
+{
+	g_byte_array_set_size(scratch, 0);
+	g_byte_array_append(scratch, data, (guint)len);
+	qemu_plugin_write_memory_hwaddr(pa, scratch);
+}
+
+static void put_reg(uint64_t pa, uint32_t v)
+{
+	guest_write(pa, &v, 4);
+}
+
+static uint64_t te_base(unsigned int h)
+{
+	return base + (uint64_t)h * WINDOW;
+}
+
+static void publish_hart(unsigned int h)
+{
+	struct hart *t = &harts[h];
+	uint64_t b = te_base(h);
+	uint32_t ctl = t->ctl;
+
+	/* encoding is synchronous: nothing is ever queued */
+	ctl |= TE_EMPTY;
+	put_reg(b + TE_CONTROL, ctl);
+	put_reg(b + TE_IMPL, t->ctl & TE_ACTIVE ? 0x00010101u : 0);
+	put_reg(b + TE_FEATURES, t->features);
+	put_reg(b + TE_FILTERS, t->filters);
+	put_reg(b + TE_DATACTL, 0);
+	put_reg(b + TS_CONTROL, t->tsctl | (TS_WIDTH << 24));
+	put_reg(b + TS_COUNTER_LO, (uint32_t)t->insns);
+	put_reg(b + TS_COUNTER_HI, (uint32_t)(t->insns >> 32));
+	put_reg(b + TE_F0_CONTROL, t->f0ctl);
+	put_reg(b + TE_F0_MATCHINST, t->f0inst);
+}
+
+static void publish_sink(void)
+{
+	uint64_t b = base + SINK_OFF;
+
+	put_reg(b + RAM_CONTROL, sink.ctl | RAM_EMPTY);
+	put_reg(b + RAM_IMPL, sink.ctl & RAM_ACTIVE ? 0x00002901u : 0);
+	put_reg(b + RAM_START_LO, (uint32_t)sink.start);
+	put_reg(b + RAM_START_HI, (uint32_t)(sink.start >> 32));
+	put_reg(b + RAM_LIMIT_LO, (uint32_t)sink.limit);
+	put_reg(b + RAM_LIMIT_HI, (uint32_t)(sink.limit >> 32));
+	put_reg(b + RAM_WP_LO, (uint32_t)sink.wp | (sink.wrap ? 1u : 0u));
+	put_reg(b + RAM_WP_HI, (uint32_t)(sink.wp >> 32));
+}
+
+/* ---- the RAM sink --------------------------------------------------- */
+
+/* Store one 32-bit word at WP; false when StopOnWrap has stopped it. */
+static bool sink_word(const uint8_t *w)
+{
+	if (!(sink.ctl & RAM_ENABLE))
+		return false;
+	guest_write(sink.wp, w, 4);
+	if (sink.wp >= sink.limit) {
+		sink.wp = sink.start;
+		sink.wrap = true;
+		if (sink.ctl & RAM_STOP_ON_WRAP) {
+			/* a full buffer: the sink stops taking trace */
+			sink.ctl &= ~RAM_ENABLE;
+			return true;
+		}
+	} else {
+		sink.wp += 4;
+	}
+	return true;
+}
+
+/* Trace bytes from an encoder; false if the sink lost them. */
+static bool sink_bytes(const uint8_t *p, size_t len)
+{
+	while (len--) {
+		sink.word[sink.nword++] = *p++;
+		if (sink.nword == 4) {
+			sink.nword = 0;
+			if (!sink_word(sink.word))
+				return false;
+		}
+	}
+	return true;
+}
+
+/* Disabling the sink pushes out the last word, padded with idle bytes. */
+static void sink_flush(void)
+{
+	if (!sink.nword)
+		return;
+	while (sink.nword < 4)
+		sink.word[sink.nword++] = 0xff;
+	sink.nword = 0;
+	sink_word(sink.word);
+}
+
+static void drain(unsigned int h)
+{
+	struct hart *t = &harts[h];
+	const uint8_t *p;
+	size_t len;
+
+	if (!t->enc)
+		return;
+	p = nt_encoder_output(t->enc, &len);
+	if (!len)
+		return;
+	if (!sink_bytes(p, len)) {
+		/* section 6.4: the encoder reports the loss, then SYNC=7 */
+		t->ctl |= TE_OVERFLOW;
+		nt_encoder_lost(t->enc);
+		publish_hart(h);
+		return;
+	}
+	nt_encoder_consume(t->enc, len);
+}
+
+/* ---- encoders ------------------------------------------------------- */
+
+static bool filter_passes(const struct hart *t, unsigned int priv)
+{
+	/* one filter, privilege matching only; no filter: trace all */
+	if (!(t->filters & 1) || !(t->f0ctl & 1))
+		return true;
+	if (t->f0ctl & 2)
+		return (t->f0inst >> (priv & 3)) & 1;
+	return true;
+}
+
+static bool want_tracing(const struct hart *t)
+{
+	return t->enc && (t->ctl & TE_ENABLE) && (t->ctl & TE_TRACING) &&
+	       filter_passes(t, t->priv);
+}
+
+/* Start or stop the encoder where tracing turns on or off. */
+static void update_tracing(unsigned int h, unsigned int reason)
+{
+	struct hart *t = &harts[h];
+	bool on = want_tracing(t);
+
+	if (on == t->tracing)
+		return;
+	t->tracing = on;
+	if (on)
+		nt_encoder_start(t->enc, reason);
+	else
+		nt_encoder_stop(t->enc, NT_EVCODE_TRACE_DISABLED, t->insns);
+	drain(h);
+}
+
+static void encoder_enable(unsigned int h)
+{
+	struct hart *t = &harts[h];
+	struct nt_encoder_cfg cfg;
+	const char *err = NULL;
+	uint32_t f = t->features;
+
+	nt_encoder_cfg_default(&cfg);
+	cfg.mode = (t->ctl >> TE_MODE_SHIFT) & 7;
+	cfg.context = t->ctl & TE_CONTEXT;
+	cfg.sync_mode = (t->ctl >> TE_SYNCMODE_SHIFT) & 3;
+	cfg.sync_max = (t->ctl >> TE_SYNCMAX_SHIFT) & 15;
+	cfg.sequential_jump = f & IF_SEQ_JUMP;
+	cfg.implicit_return = f & IF_IMPL_RET ? (f >> IF_IRMODE_SHIFT) & 3 : 0;
+	cfg.repeat_history = (f & IF_REP_HIST) && cfg.mode == NT_MODE_HTM;
+	cfg.repeat_branch = cfg.mode == NT_MODE_BTM;
+	cfg.all_jumps = f & IF_ALL_JUMPS;
+	cfg.stream.extend_addr_msb = f & IF_EXT_MSB;
+	if (!(t->ctl & TE_INHIBIT_SRC)) {
+		cfg.stream.src_bits = (f >> IF_SRCBITS_SHIFT) & 15;
+		cfg.src_id = (f >> IF_SRCID_SHIFT) & 0xfff;
+		cfg.src_id &= (uint16_t)((1u << cfg.stream.src_bits) - 1);
+	}
+	cfg.stream.timestamps = (t->tsctl & TS_ACTIVE) && (t->tsctl & TS_ENABLE);
+	if (!cfg.mode || cfg.mode == 7)
+		return;		/* instruction trace off */
+	nt_encoder_free(t->enc);
+	t->enc = nt_encoder_new(&cfg, &err);
+	/* the ground truth of one capture starts here */
+	if (t->truth)
+		fputs("# enable\n", t->truth);
+	if (!t->enc)
+		fprintf(stderr, "ntrace-plugin: hart %u: %s\n", h, err);
+	t->tracing = false;
+}
+
+/* Write to trTeControl: the WARL rules of TCI 1.0 section 4.2. */
+static void write_te_control(unsigned int h, uint32_t v)
+{
+	struct hart *t = &harts[h];
+	uint32_t old = t->ctl, mode;
+
+	if (!(v & TE_ACTIVE)) {
+		/* held in reset: only Active and Enable are defined */
+		if (t->enc && t->tracing)
+			update_tracing(h, 0);
+		nt_encoder_free(t->enc);
+		t->enc = NULL;
+		t->tracing = false;
+		t->ctl = 0;
+		t->features = t->filters = t->tsctl = t->f0ctl = t->f0inst = 0;
+		return;
+	}
+	if (old & TE_ENABLE && v & TE_ENABLE) {
+		/* running: only InstTracing and the overflow flag change */
+		t->ctl = (old & ~TE_TRACING) | (v & TE_TRACING);
+		if (v & TE_OVERFLOW)
+			t->ctl &= ~TE_OVERFLOW;
+		update_tracing(h, NT_SYNC_TRACE_ENABLE);
+		return;
+	}
+	mode = (v >> TE_MODE_SHIFT) & 7;
+	if (mode && mode != 3 && mode != 6)
+		mode = 6;	/* an unsupported mode reads back supported */
+	t->ctl = (v & (TE_ACTIVE | TE_ENABLE | TE_TRACING | TE_CONTEXT |
+		       TE_INHIBIT_SRC | (3u << TE_SYNCMODE_SHIFT) |
+		       (15u << TE_SYNCMAX_SHIFT))) |
+		 (mode << TE_MODE_SHIFT) | (1u << TE_FORMAT_SHIFT) |
+		 (old & TE_OVERFLOW);
+	if (v & TE_OVERFLOW)
+		t->ctl &= ~TE_OVERFLOW;
+	if (!(old & TE_ENABLE) && (v & TE_ENABLE)) {
+		t->ctl &= ~TE_OVERFLOW;
+		encoder_enable(h);
+		if (!t->enc)
+			t->ctl &= ~TE_ENABLE;
+		update_tracing(h, NT_SYNC_TRACE_ENABLE);
+	} else if ((old & TE_ENABLE) && !(v & TE_ENABLE)) {
+		/* disabling flushes what was traced */
+		update_tracing(h, 0);
+	}
+}
+
+static void write_encoder(unsigned int h, uint32_t off, uint32_t v)
+{
+	struct hart *t = &harts[h];
+	bool running = t->ctl & TE_ENABLE;
+
+	if (off == TE_CONTROL) {
+		write_te_control(h, v);
+	} else if (!(t->ctl & TE_ACTIVE) || running) {
+		/* in reset, or configuration locked while enabled */
+	} else if (off == TE_FEATURES) {
+		uint32_t bits = (v >> IF_SRCBITS_SHIFT) & 15;
+
+		t->features = (v & (IF_SEQ_JUMP | IF_IMPL_RET | IF_REP_HIST |
+				    IF_ALL_JUMPS | IF_EXT_MSB |
+				    (3u << IF_IRMODE_SHIFT) |
+				    (0xfffu << IF_SRCID_SHIFT))) |
+			      ((bits > 12 ? 12 : bits) << IF_SRCBITS_SHIFT);
+	} else if (off == TE_FILTERS) {
+		t->filters = v & 1;		/* one filter implemented */
+	} else if (off == TS_CONTROL) {
+		if (v & TS_RESET)
+			t->insns = 0;
+		t->tsctl = v & (TS_ACTIVE | TS_COUNT | TS_ENABLE);
+		if (v & (7u << TS_MODE_SHIFT))
+			t->tsctl |= 3u << TS_MODE_SHIFT; /* core clock only */
+	} else if (off == TE_F0_CONTROL) {
+		t->f0ctl = v & 3;		/* Enable, MatchPrivilege */
+	} else if (off == TE_F0_MATCHINST) {
+		t->f0inst = v & 0x1ff;
+	}
+	publish_hart(h);
+}
+
+static void write_sink(uint32_t off, uint32_t v)
+{
+	uint64_t lo32 = v, hi = (uint64_t)v << 32;
+
+	if (off == RAM_CONTROL) {
+		if (!(v & RAM_ACTIVE)) {
+			memset(&sink, 0, sizeof(sink));
+		} else {
+			uint32_t old = sink.ctl;
+
+			/* SMEM only: Mode reads back 1 */
+			sink.ctl = (v & (RAM_ACTIVE | RAM_ENABLE |
+					 RAM_STOP_ON_WRAP)) | RAM_MODE_SMEM;
+			if ((old & RAM_ENABLE) && !(v & RAM_ENABLE)) {
+				for (unsigned int h = 0; h < nharts; h++)
+					drain(h);
+				sink.ctl |= RAM_ENABLE;
+				sink_flush();
+				sink.ctl &= ~RAM_ENABLE;
+			}
+		}
+	} else if (!(sink.ctl & RAM_ACTIVE) || (sink.ctl & RAM_ENABLE)) {
+		/* Start, Limit and WP are locked while enabled */
+	} else if (off == RAM_START_LO || off == RAM_LIMIT_LO ||
+		   off == RAM_WP_LO) {
+		uint64_t *r = off == RAM_START_LO ? &sink.start :
+			      off == RAM_LIMIT_LO ? &sink.limit : &sink.wp;
+
+		*r = (*r & ~0xffffffffull) | (lo32 & ~3ull);
+		if (off == RAM_WP_LO)
+			sink.wrap = false;
+	} else if (off == RAM_START_HI || off == RAM_LIMIT_HI ||
+		   off == RAM_WP_HI) {
+		uint64_t *r = off == RAM_START_HI ? &sink.start :
+			      off == RAM_LIMIT_HI ? &sink.limit : &sink.wp;
+
+		*r = (*r & 0xffffffffull) | hi;
+	}
+	/* WARL: the buffer stays inside the memory reserved for trace */
+	if (sink.start < mem_lo || sink.start >= mem_hi)
+		sink.start = mem_lo;
+	if (sink.limit < sink.start || sink.limit > mem_hi - 4)
+		sink.limit = mem_hi - 4;
+	if (sink.wp < sink.start || sink.wp > sink.limit)
+		sink.wp = sink.start;
+	publish_sink();
+}
+
+static void mem_cb(unsigned int vcpu, qemu_plugin_meminfo_t info,
+		   uint64_t vaddr, void *ud)
+{
+	struct qemu_plugin_hwaddr *hw = qemu_plugin_get_hwaddr(info, vaddr);
+	qemu_plugin_mem_value val;
+	uint64_t pa, off;
+
+	(void)vcpu;
+	(void)ud;
+	if (!hw)
+		return;
+	pa = qemu_plugin_hwaddr_phys_addr(hw);
+	if (pa < base || pa >= base + REGION)
+		return;
+	/* registers are 32 bits wide and written whole */
+	if (qemu_plugin_mem_size_shift(info) != 2 || (pa & 3))
+		return;
+	val = qemu_plugin_mem_get_value(info);
+	off = pa - base;
+	if (off >= SINK_OFF)
+		write_sink((uint32_t)(off - SINK_OFF), val.data.u32);
+	else if (off / WINDOW < nharts)
+		write_encoder((unsigned int)(off / WINDOW),
+			      (uint32_t)(off % WINDOW), val.data.u32);
+}
+
+/* ---- execution -------------------------------------------------------- */
+
+static void retire(unsigned int h, const struct nt_record *r)
+{
+	struct hart *t = &harts[h];
+
+	if (r->itype != NT_ITYPE_EXCEPTION && r->itype != NT_ITYPE_INTERRUPT)
+		t->insns++;
+	if (!t->tracing)
+		return;
+	nt_encoder_retire(t->enc, r);
+	if (t->truth && r->itype != NT_ITYPE_INTERRUPT &&
+	    r->itype != NT_ITYPE_EXCEPTION)
+		fprintf(t->truth, "0x%" PRIx64 "\n", r->addr);
+}
+
+/* Records for insn i of a block, now that the next PC is known. */
+static void complete(unsigned int h, const struct insn *x, uint64_t next,
+		     bool next_known)
+{
+	struct nt_record r = { .addr = x->pc, .size = x->in.size,
+			       .priv = harts[h].priv, .tstamp = harts[h].insns };
+	uint64_t fall = x->pc + x->in.size;
+
+	switch (x->in.iclass) {
+	case NT_IC_BRANCH:
+		r.itype = next_known && next == x->in.target ?
+			  NT_ITYPE_BRANCH_TAKEN : NT_ITYPE_BRANCH_NOT_TAKEN;
+		break;
+	case NT_IC_JAL:
+	case NT_IC_JALR:
+	case NT_IC_POPRET:
+	case NT_IC_TABLE_JUMP:
+	case NT_IC_TRAP_RETURN:
+		r.itype = x->in.itype;
+		if (x->seq && next_known && next == x->seq_target)
+			r.flags = NT_REC_SEQ_INFERABLE;
+		break;
+	default:
+		r.itype = NT_ITYPE_NONE;
+		break;
+	}
+	retire(h, &r);
+	(void)fall;
+}
+
+/*
+ * The running block ended: instructions [0, upto) retired, the last of
+ * them continuing at next.
+ */
+static void finish_block(unsigned int h, unsigned int upto, uint64_t next,
+			 bool next_known)
+{
+	struct hart *t = &harts[h];
+	const struct tbinfo *b = t->cur;
+
+	t->cur = NULL;
+	if (!b)
+		return;
+	for (unsigned int i = 0; i < upto; i++) {
+		bool last = i + 1 == upto;
+
+		complete(h, &b->insn[i], last ? next : b->insn[i].pc +
+			 b->insn[i].in.size, last ? next_known : true);
+	}
+	if (t->tracing)
+		drain(h);
+}
+
+static void publish_once(void)
+{
+	if (regs_written)
+		return;
+	regs_written = true;
+	for (unsigned int h = 0; h < nharts; h++)
+		publish_hart(h);
+	publish_sink();
+}
+
+static void read_priv(unsigned int h)
+{
+	struct hart *t = &harts[h];
+
+	g_byte_array_set_size(scratch, 0);
+	if (t->priv_reg && qemu_plugin_read_register(t->priv_reg, scratch) &&
+	    scratch->len)
+		t->priv = scratch->data[0] & 3;
+}
+
+static void tb_exec(unsigned int vcpu, void *ud)
+{
+	const struct tbinfo *b = ud;
+	struct hart *t;
+
+	if (vcpu >= nharts)
+		return;
+	publish_once();
+	t = &harts[vcpu];
+	if (t->cur) {
+		const struct insn *last = &t->cur->insn[t->cur->n - 1];
+
+		t->priv_change = last->in.iclass == NT_IC_TRAP_RETURN;
+		finish_block(vcpu, t->cur->n, b->insn[0].pc, true);
+	}
+	/*
+	 * The privilege changes at traps (the discontinuity callback reads
+	 * it) and at trap returns: read it in the block after one, and
+	 * whenever a block's address does not fit the privilege believed.
+	 */
+	if (t->priv_change ||
+	    (bool)(b->insn[0].pc >> 63) != (t->priv != NT_PRIV_U)) {
+		t->priv_change = false;
+		read_priv(vcpu);
+		update_tracing(vcpu, NT_SYNC_TRACE_ENABLE);
+	}
+	t->cur = b;
+}
+
+
+static void discon(unsigned int vcpu, enum qemu_plugin_discon_type type,
+		   uint64_t from, uint64_t to, void *ud)
+{
+	struct hart *t;
+	unsigned int k = 0;
+	bool exception = type != QEMU_PLUGIN_DISCON_INTERRUPT;
+	struct nt_record r = { .addr = from };
+
+	(void)to;
+	(void)ud;
+	if (vcpu >= nharts)
+		return;
+	t = &harts[vcpu];
+	if (t->cur) {
+		/* how far the block got: up to the faulting instruction */
+		while (k < t->cur->n && t->cur->insn[k].pc != from)
+			k++;
+		if (exception && k < t->cur->n)
+			finish_block(vcpu, k, from, true);
+		else
+			finish_block(vcpu, t->cur->n, from, true);
+	}
+	r.itype = exception ? NT_ITYPE_EXCEPTION : NT_ITYPE_INTERRUPT;
+	r.priv = t->priv;
+	r.tstamp = t->insns;
+	retire(vcpu, &r);
+	t->priv_change = false;
+	read_priv(vcpu);
+	update_tracing(vcpu, NT_SYNC_TRACE_ENABLE);
+	/* the trap is reported when the handler is traced too */
+	if (exception && t->tracing && t->truth)
+		fprintf(t->truth, "0x%" PRIx64 "\n", from);
+}
+
+static void tb_trans(struct qemu_plugin_tb *tb, void *ud)
+{
+	size_t n = qemu_plugin_tb_n_insns(tb), i;
+	struct tbinfo *b = g_malloc0(sizeof(*b) + n * sizeof(b->insn[0]));
+	bool kernel = qemu_plugin_tb_vaddr(tb) >> 63;
+
+	(void)ud;
+	b->n = (unsigned int)n;
+	for (i = 0; i < n; i++) {
+		struct qemu_plugin_insn *qi = qemu_plugin_tb_get_insn(tb, i);
+		struct insn *x = &b->insn[i];
+		uint8_t bytes[4] = { 0 };
+		size_t len = qemu_plugin_insn_data(qi, bytes, sizeof(bytes));
+
+		x->pc = qemu_plugin_insn_vaddr(qi);
+		if (nt_insn_classify(bytes, len, x->pc, 0, &x->in) <= 0) {
+			x->in.size = (uint8_t)qemu_plugin_insn_size(qi);
+			x->in.iclass = NT_IC_OTHER;
+		}
+		/* section 8.1: lui/auipc immediately before the jalr */
+		if (i && x->in.iclass == NT_IC_JALR) {
+			const struct nt_insn *p = &b->insn[i - 1].in;
+
+			if ((p->iclass == NT_IC_LUI || p->iclass == NT_IC_AUIPC) &&
+			    p->rd && p->rd == x->in.rs1) {
+				uint64_t v = (uint64_t)p->imm;
+
+				if (p->iclass == NT_IC_AUIPC)
+					v += b->insn[i - 1].pc;
+				x->seq = true;
+				x->seq_target = (v + (uint64_t)x->in.imm) & ~1ull;
+			}
+		}
+		/* only the kernel programs the trace components */
+		if (kernel)
+			qemu_plugin_register_vcpu_mem_cb(qi, mem_cb,
+				QEMU_PLUGIN_CB_NO_REGS, QEMU_PLUGIN_MEM_W,
+				NULL);
+	}
+	/* R_REGS: the block may have to read the privilege it runs at */
+	qemu_plugin_register_vcpu_tb_exec_cb(tb, tb_exec,
+					     QEMU_PLUGIN_CB_R_REGS, b);
+}
+
+/* ---- set-up ---------------------------------------------------------- */
+
+static void vcpu_init(unsigned int vcpu, void *ud)
+{
+	GArray *regs;
+
+	(void)ud;
+	if (vcpu >= nharts)
+		return;
+	regs = qemu_plugin_get_registers();
+	for (guint i = 0; regs && i < regs->len; i++) {
+		/*
+		 * QEMU 11's descriptors are longer than the three fields used
+		 * here: step by the array's own element size.
+		 */
+		const qemu_plugin_reg_descriptor *d = (const void *)
+			(regs->data + (size_t)i * g_array_get_element_size(regs));
+
+		if (!strcmp(d->name, "priv"))
+			harts[vcpu].priv_reg = d->handle;
+	}
+	if (regs)
+		g_array_free(regs, TRUE);
+	harts[vcpu].priv = 3;	/* harts start in M-mode firmware */
+}
+
+static void at_exit(void *ud)
+{
+	(void)ud;
+	for (unsigned int h = 0; h < nharts; h++) {
+		if (harts[h].truth)
+			fclose(harts[h].truth);
+		nt_encoder_free(harts[h].enc);
+	}
+}
+
+static bool parse_u64(const char *s, uint64_t *v)
+{
+	char *end;
+
+	*v = strtoull(s, &end, 0);
+	return *s && !*end;
+}
+
+QEMU_PLUGIN_EXPORT int qemu_plugin_install(qemu_plugin_id_t id,
+					   const qemu_info_t *info,
+					   int argc, char **argv)
+{
+	const char *truth = NULL;
+	uint64_t size = 0;
+
+	if (!info->system_emulation || strcmp(info->target_name, "riscv64")) {
+		fprintf(stderr, "ntrace-plugin: needs qemu-system-riscv64\n");
+		return -1;
+	}
+	for (int i = 0; i < argc; i++) {
+		const char *a = argv[i];
+		bool ok = true;
+
+		if (!strncmp(a, "base=", 5))
+			ok = parse_u64(a + 5, &base);
+		else if (!strncmp(a, "mem=", 4))
+			ok = parse_u64(a + 4, &mem_lo);
+		else if (!strncmp(a, "memsize=", 8))
+			ok = parse_u64(a + 8, &size);
+		else if (!strncmp(a, "truth=", 6))
+			truth = a + 6;
+		else
+			ok = false;
+		if (!ok) {
+			fprintf(stderr, "ntrace-plugin: bad argument '%s'\n", a);
+			return -1;
+		}
+	}
+	if (!base || !mem_lo || size < 4096 || (base & 0xfff)) {
+		fprintf(stderr, "ntrace-plugin: need base=, mem= and memsize=\n");
+		return -1;
+	}
+	mem_hi = mem_lo + size;
+	nharts = (unsigned int)info->system.smp_vcpus;
+	if (nharts > MAX_HARTS)
+		nharts = MAX_HARTS;
+	for (unsigned int h = 0; truth && h < nharts; h++) {
+		char path[4096];
+
+		snprintf(path, sizeof(path), "%s.%u", truth, h);
+		harts[h].truth = fopen(path, "w");
+		if (!harts[h].truth) {
+			fprintf(stderr, "ntrace-plugin: cannot write %s\n", path);
+			return -1;
+		}
+	}
+	sink.start = mem_lo;
+	sink.limit = mem_hi - 4;
+	sink.wp = mem_lo;
+	scratch = g_byte_array_new();
+	qemu_plugin_register_vcpu_init_cb(id, vcpu_init, NULL);
+	qemu_plugin_register_vcpu_tb_trans_cb(id, tb_trans, NULL);
+	qemu_plugin_register_vcpu_discon_cb(id, QEMU_PLUGIN_DISCON_ALL, discon,
+					    NULL);
+	qemu_plugin_register_atexit_cb(id, at_exit, NULL);
+	return 0;
+}

@@ -518,20 +518,43 @@ static void complete(unsigned int h, const struct insn *x, uint64_t next,
 	(void)fall;
 }
 
+static bool plain(const struct insn *x)
+{
+	return x->in.iclass == NT_IC_OTHER || x->in.iclass == NT_IC_LUI ||
+	       x->in.iclass == NT_IC_AUIPC;
+}
+
 /*
  * The running block ended: instructions [0, upto) retired, the last of
- * them continuing at next.
+ * them continuing at next. The straight run in front of the last one
+ * (QEMU ends blocks at control transfers) goes to the encoder at once.
  */
 static void finish_block(unsigned int h, unsigned int upto, uint64_t next,
 			 bool next_known)
 {
 	struct hart *t = &harts[h];
 	const struct tbinfo *b = t->cur;
+	unsigned int i, run = 0;
+	uint64_t half = 0;
 
 	t->cur = NULL;
-	if (!b)
+	if (!b || !upto)
 		return;
-	for (unsigned int i = 0; i < upto; i++) {
+	while (run + 1 < upto && plain(&b->insn[run]))
+		half += b->insn[run++].in.size / 2;
+	if (run) {
+		struct nt_record r = { .addr = b->insn[0].pc,
+				       .size = b->insn[0].in.size,
+				       .priv = t->priv, .tstamp = t->insns };
+
+		t->insns += run;
+		if (t->tracing) {
+			nt_encoder_retire_plain(t->enc, &r, run, half);
+			for (i = 0; t->truth && i < run; i++)
+				fprintf(t->truth, "0x%" PRIx64 "\n", b->insn[i].pc);
+		}
+	}
+	for (i = run; i < upto; i++) {
 		bool last = i + 1 == upto;
 
 		complete(h, &b->insn[i], last ? next : b->insn[i].pc +
@@ -579,7 +602,8 @@ static void tb_exec(unsigned int vcpu, void *ud)
 	/*
 	 * The privilege changes at traps (the discontinuity callback reads
 	 * it) and at trap returns: read it in the block after one, and
-	 * whenever a block's address does not fit the privilege believed.
+	 * whenever a block's address does not fit the privilege believed
+	 * (QEMU does not report every way into a trap handler).
 	 */
 	if (t->priv_change ||
 	    (bool)(b->insn[0].pc >> 63) != (t->priv != NT_PRIV_U)) {

@@ -761,3 +761,32 @@ int nt_encoder_retire(struct nt_encoder *e, const struct nt_record *rec)
 	e->slow = true;
 	return 0;
 }
+
+int nt_encoder_retire_plain(struct nt_encoder *e, const struct nt_record *first,
+			    unsigned int n, uint64_t halfwords)
+{
+	uint64_t rest;
+
+	if (!n)
+		return 0;
+	if (first->itype != NT_ITYPE_NONE || halfwords < n ||
+	    halfwords - (first->size >> 1) < n - 1 ||
+	    nt_encoder_retire(e, first))
+		return -1;
+	if (!e->running || n == 1 || e->lost)
+		return 0;
+	/* the rest cannot emit anything but I-CNT overflow and periodic sync */
+	rest = halfwords - (first->size >> 1);
+	e->stats.records += n - 1;
+	e->stats.halfwords += rest;
+	e->icnt += rest;
+	e->since_msg += n - 1;
+	if (e->cfg.sync_mode == 3) {
+		e->sync_count += rest;
+		if (e->sync_count >= e->sync_period)
+			e->sync_due = e->slow = true;
+	}
+	if (e->icnt >= e->icnt_full_at)
+		icnt_full(e, first->tstamp);
+	return 0;
+}

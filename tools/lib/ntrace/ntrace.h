@@ -361,6 +361,13 @@ void nt_encoder_free(struct nt_encoder *e);
 void nt_encoder_start(struct nt_encoder *e, unsigned int sync_reason);
 /* Feed one record. Returns 0, or -1 for an invalid record (ignored). */
 int nt_encoder_retire(struct nt_encoder *e, const struct nt_record *rec);
+/*
+ * Feed n plain instructions (itype NONE) that ran in a row from
+ * first->addr, halfwords I-CNT units in all: the same as n calls of
+ * nt_encoder_retire(), for emulators that know a straight run at once.
+ */
+int nt_encoder_retire_plain(struct nt_encoder *e, const struct nt_record *first,
+			    unsigned int n, uint64_t halfwords);
 /* Stop tracing: ProgTraceCorrelation with evcode. */
 void nt_encoder_stop(struct nt_encoder *e, unsigned int evcode,
 		     uint64_t tstamp);

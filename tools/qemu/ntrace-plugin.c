@@ -194,6 +194,7 @@ static bool sink_word(const uint8_t *w)
 		if (sink.ctl & RAM_STOP_ON_WRAP) {
 			/* a full buffer: the sink stops taking trace */
 			sink.ctl &= ~RAM_ENABLE;
+			publish_sink();
 			return true;
 		}
 	} else {
@@ -595,9 +596,33 @@ static void tb_exec(unsigned int vcpu, void *ud)
 	t = &harts[vcpu];
 	if (t->cur) {
 		const struct insn *last = &t->cur->insn[t->cur->n - 1];
+		bool trap_return = last->in.iclass == NT_IC_TRAP_RETURN;
+		uint8_t before = t->priv, now = before;
+		bool missed = false;
 
-		t->priv_change = last->in.iclass == NT_IC_TRAP_RETURN;
-		finish_block(vcpu, t->cur->n, b->insn[0].pc, true);
+		/*
+		 * A trap QEMU did not report (it does not report all of them)
+		 * shows as a block running at another privilege. While tracing
+		 * read the privilege of every block, so that the end of a user
+		 * block never looks like a jump into the kernel or firmware;
+		 * the transfer then has no known target and the encoder drops
+		 * it. Otherwise a kernel address in user mode is enough.
+		 */
+		if (!trap_return && t->tracing) {
+			read_priv(vcpu);
+			now = t->priv;
+			t->priv = before;
+			missed = now != before;
+		} else if (!trap_return && (b->insn[0].pc >> 63) &&
+			   before == NT_PRIV_U) {
+			missed = true;
+		}
+		finish_block(vcpu, t->cur->n, b->insn[0].pc, !missed);
+		if (missed && t->tracing) {
+			t->priv = now;
+			update_tracing(vcpu, NT_SYNC_TRACE_ENABLE);
+		}
+		t->priv_change = trap_return || (missed && t->priv == before);
 	}
 	/*
 	 * The privilege changes at traps (the discontinuity callback reads
@@ -628,7 +653,16 @@ static void discon(unsigned int vcpu, enum qemu_plugin_discon_type type,
 	if (vcpu >= nharts)
 		return;
 	t = &harts[vcpu];
-	if (t->cur) {
+	/*
+	 * A trap from kernel code while user mode is believed: a trap into
+	 * the kernel went unreported and this one came before its first
+	 * block ran. Close the user block without a target and stop.
+	 */
+	if (t->priv == NT_PRIV_U && (from >> 63)) {
+		finish_block(vcpu, t->cur ? t->cur->n : 0, 0, false);
+		t->priv = NT_PRIV_S;
+		update_tracing(vcpu, 0);
+	} else if (t->cur) {
 		/* how far the block got: up to the faulting instruction */
 		while (k < t->cur->n && t->cur->insn[k].pc != from)
 			k++;

@@ -59,6 +59,7 @@ static u32 cfg_filter_priv = 1;	/* bitmap of privileges traced: U */
 static u32 cfg_size, cfg_stop_on_wrap, cfg_ts;
 static u64 last_wp;
 static bool last_wrap;
+static u32 last_ctl[MAX_ENC], last_ram_ctl;	/* as found by stop */
 
 /* ---- register semantics (TCI 1.0 chapter 4, programming sequence) ---- */
 
@@ -211,6 +212,10 @@ static void stop_all(void)
 {
 	unsigned int i;
 
+	/* status as tracing left it, before stopping changes it */
+	for (i = 0; i < nenc; i++)
+		last_ctl[i] = readl(enc[i] + TE_CONTROL);
+	last_ram_ctl = readl(sink + RAM_CONTROL);
 	/* encoders first, then the sink (TCI 5.4) */
 	for (i = 0; i < nenc; i++) {
 		writel(readl(enc[i] + TE_CONTROL) & ~(ENABLE | TRACING),
@@ -371,11 +376,11 @@ static int status_show(struct seq_file *m, void *unused)
 {
 	unsigned int i;
 
-	seq_printf(m, "wp 0x%llx wrap %d sink 0x%08x\n", last_wp, last_wrap,
-		   sink ? readl(sink + RAM_CONTROL) : 0);
+	seq_printf(m, "wp 0x%llx wrap %d sink-before-stop 0x%08x\n", last_wp,
+		   last_wrap, last_ram_ctl);
 	for (i = 0; i < nenc; i++)
-		seq_printf(m, "encoder %u control 0x%08x\n", i,
-			   readl(enc[i] + TE_CONTROL));
+		seq_printf(m, "encoder %u control-before-stop 0x%08x\n", i,
+			   last_ctl[i]);
 	return 0;
 }
 

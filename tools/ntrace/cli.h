@@ -2,6 +2,7 @@
 #ifndef NTRACE_CLI_H
 #define NTRACE_CLI_H
 
+#include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
 
@@ -37,6 +38,7 @@ void *read_whole_file(const char *path, size_t *len);
 FILE *open_output(const char *path);
 void close_output(FILE *f, const char *path);
 int stream_option(int opt, const char *arg, struct nt_stream_cfg *cfg);
+void cli_add_image(struct nt_image *img, const char *spec, bool raw);
 
 int cmd_dump(int argc, char **argv);
 int cmd_stat(int argc, char **argv);

@@ -48,28 +48,6 @@ static const char decode_help[] =
 	"  --no-progress        no progress line on a terminal\n"
 	STREAM_HELP;
 
-static void add_image(struct nt_image *img, const char *spec, bool raw)
-{
-	char path[4096];
-	const char *at = strrchr(spec, '@');
-	const char *err = NULL;
-	uint64_t addr = 0;
-	size_t n = at ? (size_t)(at - spec) : strlen(spec);
-
-	if (n >= sizeof(path))
-		die_usage("image path too long");
-	memcpy(path, spec, n);
-	path[n] = '\0';
-	if (at)
-		addr = parse_u64(raw ? "--raw FILE@ADDR" : "--elf PROG@BIAS",
-				 at + 1, UINT64_MAX);
-	else if (raw)
-		die_usage("--raw needs FILE@ADDR");
-	if (raw ? nt_image_add_raw(img, path, addr, &err) :
-		  nt_image_add_elf(img, path, addr, &err))
-		die_data("%s: %s", path, err);
-}
-
 /* Errors go to stderr as they happen, the events to the writer. */
 struct sink {
 	struct nt_out *out;
@@ -146,7 +124,7 @@ int cmd_decode(int argc, char **argv)
 		switch (opt) {
 		case OPT_ELF:
 		case OPT_RAW:
-			add_image(img, optarg, opt == OPT_RAW);
+			cli_add_image(img, optarg, opt == OPT_RAW);
 			nimg = true;
 			break;
 		case OPT_FORMAT:

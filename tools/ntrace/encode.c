@@ -15,29 +15,6 @@
 
 /* ---- inputs -------------------------------------------------------- */
 
-/* PATH[@ADDR]: an ELF moved by ADDR, or a raw binary loaded at ADDR. */
-static void add_image(struct nt_image *img, const char *spec, bool raw)
-{
-	char path[4096];
-	const char *at = strrchr(spec, '@');
-	uint64_t addr = 0;
-	const char *err = NULL;
-	size_t n = at ? (size_t)(at - spec) : strlen(spec);
-
-	if (n >= sizeof(path))
-		die_usage("image path too long");
-	memcpy(path, spec, n);
-	path[n] = '\0';
-	if (at)
-		addr = parse_u64(raw ? "--raw FILE@ADDR" : "--elf PROG@BIAS",
-				 at + 1, UINT64_MAX);
-	else if (raw)
-		die_usage("--raw needs FILE@ADDR");
-	if ((raw ? nt_image_add_raw(img, path, addr, &err) :
-		   nt_image_add_elf(img, path, addr, &err)))
-		die_data("%s: %s", path, err);
-}
-
 /* Executed-PC text: one "0x..." per line; blank lines and # comments. */
 struct pc_file {
 	char *data;
@@ -309,7 +286,7 @@ int cmd_encode(int argc, char **argv)
 		switch (opt) {
 		case OPT_ELF:
 		case OPT_RAW:
-			add_image(img, optarg, opt == OPT_RAW);
+			cli_add_image(img, optarg, opt == OPT_RAW);
 			nelf = true;
 			break;
 		case OPT_PCS:
@@ -549,7 +526,7 @@ int cmd_bluespec(int argc, char **argv)
 		switch (opt) {
 		case OPT_ELF:
 		case OPT_RAW:
-			add_image(img, optarg, opt == OPT_RAW);
+			cli_add_image(img, optarg, opt == OPT_RAW);
 			nelf = true;
 			break;
 		case OPT_PCS:

@@ -107,6 +107,29 @@ void close_output(FILE *f, const char *path)
 		die_data("%s: write error", path ? path : "stdout");
 }
 
+/* PATH[@ADDR]: an ELF moved by ADDR, or a raw binary loaded at ADDR. */
+void cli_add_image(struct nt_image *img, const char *spec, bool raw)
+{
+	char path[4096];
+	const char *at = strrchr(spec, '@');
+	uint64_t addr = 0;
+	const char *err = NULL;
+	size_t n = at ? (size_t)(at - spec) : strlen(spec);
+
+	if (n >= sizeof(path))
+		die_usage("image path too long");
+	memcpy(path, spec, n);
+	path[n] = '\0';
+	if (at)
+		addr = parse_u64(raw ? "--raw FILE@ADDR" : "--elf PROG@BIAS",
+				 at + 1, UINT64_MAX);
+	else if (raw)
+		die_usage("--raw needs FILE@ADDR");
+	if ((raw ? nt_image_add_raw(img, path, addr, &err) :
+		   nt_image_add_elf(img, path, addr, &err)))
+		die_data("%s: %s", path, err);
+}
+
 /* Options shared by every command that reads N-Trace bytes. */
 int stream_option(int opt, const char *arg, struct nt_stream_cfg *cfg)
 {

@@ -1,16 +1,30 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0
 # Run the kernel's checkpatch.pl --strict (from the unpacked lab kernel
-# source) over the lab's kernel-style sources.
+# source) over the project's kernel code: the overlay's C files and
+# headers, and the patches against linux 6.12.
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
 need_root
 [ -f "$WORK/linux/scripts/checkpatch.pl" ] || "$LAB_DIR/build-kernel.sh" >&2
 
-files=()
+files=() patches=()
 while IFS= read -r f; do
 	files+=("$CREPO/${f#"$REPO_DIR"/}")
-done < <(find "$REPO_DIR/selftests" -name '*.c' -path '*/ctr/*' ! -name '*_test.c' | sort)
-[ ${#files[@]} -gt 0 ] || die "nothing to check"
-lab_chroot perl "$CWORK/linux/scripts/checkpatch.pl" --strict --no-tree \
-	--show-types -f "${files[@]}"
+done < <(find "$REPO_DIR/drivers" "$REPO_DIR/include" \
+	\( -name '*.c' -o -name '*.h' \) 2>/dev/null | sort)
+while IFS= read -r f; do
+	patches+=("$CREPO/${f#"$REPO_DIR"/}")
+done < <(find "$REPO_DIR/patches" -name '*.patch' 2>/dev/null | sort)
+[ ${#files[@]} -gt 0 ] || [ ${#patches[@]} -gt 0 ] || die "nothing to check"
+status=0
+if [ ${#files[@]} -gt 0 ]; then
+	lab_chroot perl "$CWORK/linux/scripts/checkpatch.pl" --strict \
+		--no-tree --show-types -f "${files[@]}" || status=1
+fi
+# The patches carry no Signed-off-by until they are sent upstream.
+for p in "${patches[@]}"; do
+	lab_chroot perl "$CWORK/linux/scripts/checkpatch.pl" --strict \
+		--no-tree --show-types --ignore MISSING_SIGN_OFF "$p" || status=1
+done
+exit "$status"

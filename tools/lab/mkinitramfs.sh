@@ -14,13 +14,15 @@ ln -s usr/lib "$STAGE/lib"
 install -m 0755 "$INIT" "$STAGE/init"
 install -m 0755 "$RV/usr/bin/busybox" "$STAGE/bin/busybox"
 install -m 0755 "$RV/usr/bin/perf" "$STAGE/usr/bin/perf"
+# perf report spawns addr2line for source lines.
+install -m 0755 "$RV/usr/bin/riscv64-linux-gnu-addr2line" "$STAGE/usr/bin/addr2line"
 cp -a "$ST" "$STAGE/selftests"
 rm -rf "$STAGE/selftests/ctr-mod"
 printf 'root:x:0:0:root:/root:/bin/sh\n' > "$STAGE/etc/passwd"
 printf 'root:x:0:\n' > "$STAGE/etc/group"
 
-# Copy the shared libraries perf needs, following DT_NEEDED transitively,
-# instead of the whole unpacked package set.
+# Copy the shared libraries perf and addr2line need, following DT_NEEDED
+# transitively, instead of the whole unpacked package set.
 find_lib() {
 	local d
 	for d in "$RV/$LIBDIR" "$RV/lib/riscv64-linux-gnu" "$RV/usr/lib" "$RV/lib"; do
@@ -29,7 +31,7 @@ find_lib() {
 	return 1
 }
 declare -A seen=()
-queue=("$RV/usr/bin/perf")
+queue=("$RV/usr/bin/perf" "$RV/usr/bin/riscv64-linux-gnu-addr2line")
 while [ ${#queue[@]} -gt 0 ]; do
 	f=${queue[0]}
 	queue=("${queue[@]:1}")

@@ -20,10 +20,15 @@ CHROOT_PKGS=(
 	xz-utils rsync patch file ccache python3 perl
 	gcc-riscv64-linux-gnu binutils-riscv64-linux-gnu
 	libc6-dev-riscv64-cross linux-source-6.12
+	llvm autofdo
 )
 BPO_PKGS=(qemu-system-riscv)
-# Guest userspace, unpacked rather than installed.
-RV_PKGS=(busybox-static linux-perf)
+# llvm (llvm-profgen) and autofdo (create_gcov) turn the board's branch
+# stacks into AutoFDO profiles on the host side (selftests/ctr/autofdo-test).
+# Guest userspace, unpacked rather than installed. binutils: perf report
+# runs addr2line for source lines (--branch-history) and dies of SIGPIPE
+# when it is missing.
+RV_PKGS=(busybox-static linux-perf binutils-riscv64-linux-gnu)
 PKG_KEY=$(hash_inputs "pkgs-v1" "$CHROOT_KEY" "${CHROOT_PKGS[*]}" "${BPO_PKGS[*]}")
 
 step_host() {

@@ -104,6 +104,8 @@ if [[ -x tools/lab/lab-test && -z ${NTRACE_SKIP_LAB:-} ]]; then
 	run_tap lab tools/lab/lab-test
 	# the emulated N-Trace hardware on that board (needs the lab built)
 	run_tap "ntrace-hw" tools/qemu/ntrace-hw-test build
+	# CTR branch stacks through perf into llvm-profgen and create_gcov
+	run_tap "ctr-autofdo" selftests/ctr/autofdo-test.sh
 fi
 
 echo "$passed passed, $failed failed"

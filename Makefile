@@ -77,7 +77,7 @@ $(O)/tests/%: $(TEST_DIR)/%.c $(LIB_A) $(TEST_DIR)/tap.h
 
 tests: $(TESTS) $(TEST_TOOLS) $(CLI)
 
-$(O)/bench/%: bench/%.c $(LIB_A)
+$(O)/bench/%: bench/%.c bench/bench.h $(LIB_A)
 	@mkdir -p $(dir $@)
 	$(CC) $(BASE_CFLAGS) $(INC) -I$(TEST_DIR) -o $@ $< $(LIB_A) $(ELF_LIBS)
 

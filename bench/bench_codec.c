@@ -14,73 +14,15 @@
  */
 #include <errno.h>
 #include <inttypes.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
 
+#include "bench.h"
 #include "ntrace.h"
 
 #define CHUNK (64 * 1024)
-
-static void __attribute__((noreturn, format(printf, 1, 2)))
-die(const char *fmt, ...)
-{
-	va_list ap;
-
-	va_start(ap, fmt);
-	fputs("bench_codec: ", stderr);
-	vfprintf(stderr, fmt, ap);
-	fputc('\n', stderr);
-	va_end(ap);
-	exit(1);
-}
-
-static uint8_t *slurp(const char *path, size_t *len)
-{
-	FILE *f = fopen(path, "rb");
-	uint8_t *buf = NULL;
-	size_t cap = 0, n = 0;
-
-	if (!f)
-		die("%s: %s", path, strerror(errno));
-	for (;;) {
-		size_t got;
-
-		if (n == cap) {
-			cap = cap ? 2 * cap : 1 << 20;
-			buf = realloc(buf, cap);
-			if (!buf)
-				die("out of memory");
-		}
-		got = fread(buf + n, 1, cap - n, f);
-		if (!got)
-			break;
-		n += got;
-	}
-	if (ferror(f))
-		die("%s: read error", path);
-	fclose(f);
-	*len = n;
-	return buf;
-}
-
-static double cpu_now(void)
-{
-	struct timespec t;
-
-	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t);
-	return (double)t.tv_sec + (double)t.tv_nsec * 1e-9;
-}
-
-static double wall_now(void)
-{
-	struct timespec t;
-
-	clock_gettime(CLOCK_MONOTONIC, &t);
-	return (double)t.tv_sec + (double)t.tv_nsec * 1e-9;
-}
 
 struct count {
 	uint64_t msgs, errs, icnt;

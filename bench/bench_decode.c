@@ -24,15 +24,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "bench.h"
 #include "progs.h"
-
-static double now(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
-}
 
 static uint64_t events_insns;
 
@@ -54,10 +47,8 @@ static char *make_trace(const struct prog *p, const struct nt_encoder_cfg *cfg,
 	int fd = name ? mkstemp(name) : -1;
 	size_t i;
 
-	if (!e || fd < 0) {
-		fprintf(stderr, "bench_decode: %s\n", e ? strerror(errno) : err);
-		exit(1);
-	}
+	if (!e || fd < 0)
+		die("%s", e ? strerror(errno) : err);
 	*insns = 0;
 	*bytes = 0;
 	nt_encoder_start(e, NT_SYNC_TRACE_ENABLE);
@@ -138,7 +129,7 @@ static struct result run_child(const struct nt_encoder_cfg *ecfg,
 		}
 		if (d)
 			nt_decoder_add_image(d, p->img, true, 0);
-		t0 = now();
+		t0 = wall_now();
 		while (done < limit) {
 			size_t want = limit - done < sizeof(chunk) ?
 				      limit - done : sizeof(chunk);
@@ -159,7 +150,7 @@ static struct result run_child(const struct nt_encoder_cfg *ecfg,
 			nt_decoder_finish(d);
 		if (o)
 			nt_out_finish(o);
-		res.secs = now() - t0;
+		res.secs = wall_now() - t0;
 		res.insns = d ? nt_decoder_stats(d)->insns : 0;
 		res.ok = d ? !nt_decoder_stats(d)->gaps : 1;
 		getrusage(RUSAGE_SELF, &ru);
@@ -214,10 +205,8 @@ int main(int argc, char **argv)
 		return 2;
 	}
 	*slash = '\0';
-	if (prog_load(&p, dir, slash + 1, 0)) {
-		fprintf(stderr, "bench_decode: cannot load %s\n", argv[optind]);
-		return 1;
-	}
+	if (prog_load(&p, dir, slash + 1, 0))
+		die("cannot load %s", argv[optind]);
 
 	printf("%-24s %-8s %9s %9s %8s %10s %9s %10s\n", "option set", "run",
 	       "M insns", "trace MB", "seconds", "M insns/s", "MB/s",

@@ -14,13 +14,13 @@
  * the encoder alone, not PC parsing or instruction classification.
  */
 #include <errno.h>
-#include <stdarg.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
 
+#include "bench.h"
 #include "ntrace.h"
 
 struct recs {
@@ -28,19 +28,6 @@ struct recs {
 	size_t n, cap;
 	uint64_t insns;		/* retired instructions (traps excluded) */
 };
-
-static void __attribute__((noreturn, format(printf, 1, 2)))
-die(const char *fmt, ...)
-{
-	va_list ap;
-
-	va_start(ap, fmt);
-	fputs("bench_encoder: ", stderr);
-	vfprintf(stderr, fmt, ap);
-	fputc('\n', stderr);
-	va_end(ap);
-	exit(1);
-}
 
 static void push(struct recs *rs, const struct nt_record *r)
 {
@@ -53,36 +40,6 @@ static void push(struct recs *rs, const struct nt_record *r)
 	rs->r[rs->n++] = *r;
 	if (r->itype != NT_ITYPE_EXCEPTION && r->itype != NT_ITYPE_INTERRUPT)
 		rs->insns++;
-}
-
-static char *slurp(const char *path, size_t *len)
-{
-	FILE *f = fopen(path, "rb");
-	char *buf = NULL;
-	size_t cap = 0, n = 0;
-
-	if (!f)
-		die("%s: %s", path, strerror(errno));
-	for (;;) {
-		size_t got;
-
-		if (n + 1 >= cap) {
-			cap = cap ? 2 * cap : 1 << 20;
-			buf = realloc(buf, cap);
-			if (!buf)
-				die("out of memory");
-		}
-		got = fread(buf + n, 1, cap - n - 1, f);
-		if (!got)
-			break;
-		n += got;
-	}
-	if (ferror(f))
-		die("%s: read error", path);
-	fclose(f);
-	buf[n] = '\0';
-	*len = n;
-	return buf;
 }
 
 /*
@@ -106,7 +63,7 @@ static void load(struct recs *rs, const char *elf, const char *pcs_path)
 	gen = nt_pcgen_new(img, nt_image_xlen(img) == 32 ? NT_ISA_RV32 : 0);
 	if (!gen)
 		die("out of memory");
-	text = slurp(pcs_path, &len);
+	text = (char *)slurp(pcs_path, &len);
 	for (s = text; *s; s = end) {
 		uint64_t pc;
 
@@ -237,19 +194,13 @@ static struct nt_encoder *make_encoder(const struct optset *o)
 /* ---- timing -------------------------------------------------------- */
 
 struct clocks {
-	struct timespec wall, cpu;
+	double wall, cpu;
 };
 
 static void clocks_now(struct clocks *c)
 {
-	clock_gettime(CLOCK_MONOTONIC, &c->wall);
-	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &c->cpu);
-}
-
-static double ts_diff(const struct timespec *a, const struct timespec *b)
-{
-	return (double)(b->tv_sec - a->tv_sec) +
-	       (double)(b->tv_nsec - a->tv_nsec) * 1e-9;
+	c->wall = wall_now();
+	c->cpu = cpu_now();
 }
 
 /*
@@ -312,8 +263,8 @@ static void run_encoder(const struct optset *o, struct recs *rs,
 	res->records = done;
 	res->insns = rs->insns * replays;
 	res->bytes = bytes;
-	res->cpu = ts_diff(&t0.cpu, &t1.cpu);
-	res->wall = ts_diff(&t0.wall, &t1.wall);
+	res->cpu = t1.cpu - t0.cpu;
+	res->wall = t1.wall - t0.wall;
 	nt_encoder_free(e);
 }
 
@@ -343,8 +294,8 @@ static void run_baseline(const struct recs *rs, uint64_t want,
 	res->records = done;
 	res->insns = rs->insns * replays;
 	res->bytes = 0;
-	res->cpu = ts_diff(&t0.cpu, &t1.cpu);
-	res->wall = ts_diff(&t0.wall, &t1.wall);
+	res->cpu = t1.cpu - t0.cpu;
+	res->wall = t1.wall - t0.wall;
 }
 
 static void print_row(const char *name, const struct result *r)

@@ -16,6 +16,7 @@
 #include <unistd.h>
 
 #include "kselftest_harness.h"
+#include "../lib/capture.h"
 
 #define OUT_SIZE (1 << 20)
 #define DATA "/tmp/ctr-perf.data"
@@ -28,52 +29,6 @@
 #define JOURNEY_DEPTH 64
 
 static const char *workload = "/selftests/workload/brwork";
-
-/*
- * Run argv with stdout and stderr captured into a buffer that grows as
- * needed (*out, *size); returns the wait status.
- */
-static int run_capture(char *const argv[], char **out, size_t *size)
-{
-	int pipefd[2], status;
-	size_t used = 0;
-	ssize_t n;
-	pid_t pid;
-
-	if (pipe(pipefd))
-		return -1;
-	pid = fork();
-	if (pid < 0)
-		return -1;
-	if (pid == 0) {
-		dup2(pipefd[1], 1);
-		dup2(pipefd[1], 2);
-		close(pipefd[0]);
-		execvp(argv[0], argv);
-		fprintf(stderr, "exec %s: %s\n", argv[0], strerror(errno));
-		_exit(127);
-	}
-	close(pipefd[1]);
-	for (;;) {
-		if (used + 65536 > *size) {
-			char *p = realloc(*out, *size * 2);
-
-			if (!p)
-				break;
-			*out = p;
-			*size *= 2;
-		}
-		n = read(pipefd[0], *out + used, *size - used - 1);
-		if (n <= 0)
-			break;
-		used += n;
-	}
-	(*out)[used] = '\0';
-	close(pipefd[0]);
-	if (waitpid(pid, &status, 0) < 0)
-		return -1;
-	return status;
-}
 
 static int write_depth(int d)
 {
@@ -97,19 +52,6 @@ static int read_depth(void)
 		fclose(f);
 	}
 	return d;
-}
-
-static void log_head(struct __test_metadata *_metadata, const char *text,
-		     int lines)
-{
-	const char *line = text;
-
-	while (*line && lines-- > 0) {
-		const char *end = strchrnul(line, '\n');
-
-		TH_LOG("%.*s", (int)(end - line), line);
-		line = *end ? end + 1 : end;
-	}
 }
 
 static int count_str(const char *text, const char *s)
@@ -160,7 +102,7 @@ FIXTURE_SETUP(journey)
 			argv[4] = "instructions:u";
 		status = run_capture(argv, &self->out, &self->size);
 		ASSERT_TRUE(WIFEXITED(status) && !WEXITSTATUS(status))
-			log_head(_metadata, self->out, 20);
+			log_lines(_metadata, self->out, 20);
 		run_capture(rep, &self->out, &self->size);
 		p = strstr(self->out, "SAMPLE events:");
 		samples = p ? atoi(p + strlen("SAMPLE events:")) : 0;
@@ -183,7 +125,7 @@ TEST_F_TIMEOUT(journey, report_branch_history, 600)
 	int status;
 
 	status = run_capture(argv, &self->out, &self->size);
-	log_head(_metadata, self->out, 40);
+	log_lines(_metadata, self->out, 40);
 	ASSERT_TRUE(WIFEXITED(status) && !WEXITSTATUS(status)) {
 		TH_LOG("perf report: wait status %#x", status);
 	}
@@ -205,7 +147,7 @@ TEST_F_TIMEOUT(journey, script_brstack, 600)
 	ASSERT_TRUE(WIFEXITED(status) && !WEXITSTATUS(status));
 	lines = count_str(self->out, "\n");
 	pairs = count_str(self->out, "/0x");	/* one per "from/to/..." */
-	log_head(_metadata, self->out, 3);
+	log_lines(_metadata, self->out, 3);
 	TH_LOG("perf script -F ip,brstack: %d lines, %d branch records",
 	       lines, pairs);
 	EXPECT_LE(20, lines);
@@ -225,7 +167,7 @@ TEST_F_TIMEOUT(journey, script_brstack, 600)
 
 	status = run_capture(sym, &self->out, &self->size);
 	ASSERT_TRUE(WIFEXITED(status) && !WEXITSTATUS(status));
-	log_head(_metadata, self->out, 2);
+	log_lines(_metadata, self->out, 2);
 	/* the indirect call, the chain and the data-dependent branch */
 	EXPECT_LT(0, count_str(self->out, "brwork_mix+"));
 	EXPECT_LT(0, count_str(self->out, "brwork_chain+"));

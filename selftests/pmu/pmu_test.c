@@ -19,54 +19,9 @@
 #include <unistd.h>
 
 #include "kselftest_harness.h"
+#include "../lib/capture.h"
 
 #define OUT_SIZE (64 * 1024)
-
-/* Run argv with stdout and stderr captured into out; returns wait status. */
-static int run_capture(char *const argv[], char *out, size_t size)
-{
-	int pipefd[2], status;
-	size_t used = 0;
-	ssize_t n;
-	pid_t pid;
-
-	if (pipe(pipefd))
-		return -1;
-	pid = fork();
-	if (pid < 0)
-		return -1;
-	if (pid == 0) {
-		dup2(pipefd[1], 1);
-		dup2(pipefd[1], 2);
-		close(pipefd[0]);
-		execvp(argv[0], argv);
-		fprintf(stderr, "exec %s: %s\n", argv[0], strerror(errno));
-		_exit(127);
-	}
-	close(pipefd[1]);
-	while (used + 1 < size &&
-	       (n = read(pipefd[0], out + used, size - used - 1)) > 0)
-		used += n;
-	out[used] = '\0';
-	close(pipefd[0]);
-	if (waitpid(pid, &status, 0) < 0)
-		return -1;
-	return status;
-}
-
-/* One TH_LOG per line keeps every line of a tool's output a TAP comment. */
-static void log_lines(struct __test_metadata *_metadata, const char *text)
-{
-	const char *line = text;
-
-	while (*line) {
-		const char *end = strchrnul(line, '\n');
-
-		if (end > line)
-			TH_LOG("%.*s", (int)(end - line), line);
-		line = *end ? end + 1 : end;
-	}
-}
 
 static char *read_kernel_log(void)
 {
@@ -131,11 +86,13 @@ TEST(sbi_pmu_sscofpmf)
 
 FIXTURE(perf) {
 	char *out;
+	size_t size;
 };
 
 FIXTURE_SETUP(perf)
 {
-	self->out = calloc(1, OUT_SIZE);
+	self->size = OUT_SIZE;
+	self->out = calloc(1, self->size);
 	ASSERT_NE(NULL, self->out);
 }
 
@@ -173,8 +130,8 @@ TEST_F_TIMEOUT(perf, stat_counts, 300)
 	long long cycles, insns;
 	int status;
 
-	status = run_capture(argv, self->out, OUT_SIZE);
-	log_lines(_metadata, self->out);
+	status = run_capture(argv, &self->out, &self->size);
+	log_lines(_metadata, self->out, INT_MAX);
 	ASSERT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0);
 	cycles = stat_value(self->out, "cycles");
 	insns = stat_value(self->out, "instructions");
@@ -214,7 +171,8 @@ static long long pmu_interrupts(void)
 	return sum;
 }
 
-static long record_once(struct __test_metadata *_metadata, char *out)
+static long record_once(struct __test_metadata *_metadata, char **out,
+			size_t *size)
 {
 	char *argv[] = { (char *)perf_path(), "record", "-e", "cycles",
 			 "-c", "10000", "-o", "/tmp/pmu_test.data", "--",
@@ -223,15 +181,15 @@ static long record_once(struct __test_metadata *_metadata, char *out)
 	const char *p;
 	int status;
 
-	status = run_capture(argv, out, OUT_SIZE);
-	log_lines(_metadata, out);
+	status = run_capture(argv, out, size);
+	log_lines(_metadata, *out, INT_MAX);
 	unlink("/tmp/pmu_test.data");
 	if (!WIFEXITED(status) || WEXITSTATUS(status) != 0)
 		return -1;
 	/* "[ perf record: Captured and wrote ... (N samples) ]" */
-	p = strstr(out, " samples) ]");
+	p = strstr(*out, " samples) ]");
 	if (p) {
-		while (p > out && p[-1] != '(')
+		while (p > *out && p[-1] != '(')
 			p--;
 		samples = strtol(p, NULL, 10);
 	}
@@ -256,7 +214,7 @@ TEST_F_TIMEOUT(perf, record_samples, 600)
 		TH_LOG("no riscv-pmu line in /proc/interrupts");
 	}
 	for (attempt = 1; attempt <= 3 && samples <= 0; attempt++) {
-		samples = record_once(_metadata, self->out);
+		samples = record_once(_metadata, &self->out, &self->size);
 		TH_LOG("attempt %d: %ld samples", attempt, samples);
 	}
 	irq_after = pmu_interrupts();

@@ -14,13 +14,25 @@
  *                encoder saw retire (and every reported faulting one)
  *
  * How execution becomes ingress-port records: each translation block is
- * classified once when QEMU translates it; its exec callback marks it as
- * running; the next block's start, or a discontinuity callback (trap),
- * says how far it got and where its last instruction went. Register
- * writes are seen by store callbacks in kernel-address blocks; the
- * windows are ordinary (reserved) RAM, so guest reads see what the plugin
- * last wrote there. Run QEMU with -accel tcg,thread=single: the encoders,
- * the shared sink and the registers then need no locking.
+ * classified once when QEMU translates it, privilege level included (QEMU
+ * keys blocks by it, so a block only ever runs at the level it was
+ * translated for); its exec callback marks it as running; the next
+ * block's start, or a discontinuity callback (trap), says how far it got
+ * and where its last instruction went. The exec callback is conditional
+ * on a per-hart flag that is set only while the hart's encoder is enabled
+ * or its timestamp counter counts: an idle plugin leaves QEMU's generated
+ * code almost as fast as without it. Register writes are seen by store
+ * callbacks in blocks above U-mode; the windows are ordinary (reserved)
+ * RAM, so guest reads see what the plugin last wrote there. Run QEMU with
+ * -accel tcg,thread=single: the encoders, the shared sink and the
+ * registers then need no locking.
+ *
+ * In that mode QEMU 11 compiles the vCPU index of the hart that
+ * translated a block into the block's callbacks and scoreboard accesses
+ * (it assumes one vCPU when blocks are not generated for parallel
+ * execution), yet every hart runs every block: with several harts the
+ * callbacks take the hart from mhartid and the watch flags are equal for
+ * all of them.
  */
 #include <glib.h>
 #include <inttypes.h>
@@ -37,6 +49,12 @@ QEMU_PLUGIN_EXPORT int qemu_plugin_version = NTRACE_QEMU_PLUGIN_API_VERSION;
 #define WINDOW		0x1000u
 #define SINK_OFF	0x10000u
 #define REGION		0x11000u
+/*
+ * Encoder output is moved to the sink in batches of about this size, and
+ * whenever the hart traps or a trace register is written: software never
+ * sees a sink that is behind its own hart (it only runs after a trap).
+ */
+#define DRAIN_BYTES	2048u
 
 /* trTeControl */
 #define TE_ACTIVE	(1u << 0)
@@ -97,6 +115,9 @@ struct insn {
 
 struct tbinfo {
 	unsigned int n;
+	uint8_t priv;		/* the level QEMU translated the block for */
+	unsigned int run;	/* leading plain instructions (not the last) */
+	uint64_t run_half;	/* their size in halfwords */
 	struct insn insn[];
 };
 
@@ -104,13 +125,18 @@ struct hart {
 	uint32_t ctl, features, filters, tsctl, f0ctl, f0inst;
 	struct nt_encoder *enc;
 	bool tracing;			/* records go to the encoder */
-	const struct tbinfo *cur;	/* block running, not yet accounted */
+	const struct tbinfo *cur;	/* block running, not yet retired */
 	uint8_t priv;
 	uint64_t insns;			/* timestamp unit: retired instructions */
 	FILE *truth;
-	struct qemu_plugin_register *priv_reg;
-	bool priv_change;		/* a trap return ran: read privilege */
+	uint64_t unreported_traps;	/* seen only from the level change */
+	bool watched;			/* its blocks call tb_exec */
+	bool trap_pending;		/* trap_pc, if its handler is traced */
+	uint64_t trap_pc;
 };
+
+/* another hart's store enabled this one: its level shows in its next block */
+#define PRIV_UNKNOWN	0xffu
 
 struct sink {
 	uint32_t ctl;
@@ -126,6 +152,10 @@ static struct sink sink;
 static uint64_t base, mem_lo, mem_hi;
 static bool regs_written;
 static GByteArray *scratch;
+/* per hart: nonzero while its blocks must call tb_exec */
+static qemu_plugin_u64 watch;
+static struct qemu_plugin_register *priv_reg, *hartid_reg;
+static unsigned int storing_hart = MAX_HARTS;	/* in mem_cb */
 
 /* ---- guest memory --------------------------------------------------- */
 
@@ -166,6 +196,14 @@ static void publish_hart(unsigned int h)
 	put_reg(b + TE_F0_MATCHINST, t->f0inst);
 }
 
+static void publish_wp(void)
+{
+	uint64_t b = base + SINK_OFF;
+
+	put_reg(b + RAM_WP_LO, (uint32_t)sink.wp | (sink.wrap ? 1u : 0u));
+	put_reg(b + RAM_WP_HI, (uint32_t)(sink.wp >> 32));
+}
+
 static void publish_sink(void)
 {
 	uint64_t b = base + SINK_OFF;
@@ -176,44 +214,65 @@ static void publish_sink(void)
 	put_reg(b + RAM_START_HI, (uint32_t)(sink.start >> 32));
 	put_reg(b + RAM_LIMIT_LO, (uint32_t)sink.limit);
 	put_reg(b + RAM_LIMIT_HI, (uint32_t)(sink.limit >> 32));
-	put_reg(b + RAM_WP_LO, (uint32_t)sink.wp | (sink.wrap ? 1u : 0u));
-	put_reg(b + RAM_WP_HI, (uint32_t)(sink.wp >> 32));
+	publish_wp();
 }
 
 /* ---- the RAM sink --------------------------------------------------- */
 
-/* Store one 32-bit word at WP; false when StopOnWrap has stopped it. */
-static bool sink_word(const uint8_t *w)
+/*
+ * Store whole 32-bit words at WP, as many at a time as fit before Limit
+ * (the address of the last word); false when StopOnWrap stopped the sink
+ * before all of them were stored.
+ */
+static bool sink_words(const uint8_t *p, size_t len)
 {
-	if (!(sink.ctl & RAM_ENABLE))
-		return false;
-	guest_write(sink.wp, w, 4);
-	if (sink.wp >= sink.limit) {
+	while (len) {
+		uint64_t room = sink.limit + 4 - sink.wp;
+		size_t n = len < room ? len : (size_t)room;
+
+		if (!(sink.ctl & RAM_ENABLE))
+			return false;
+		guest_write(sink.wp, p, n);
+		p += n;
+		len -= n;
+		if (n < room) {
+			sink.wp += n;
+			continue;
+		}
 		sink.wp = sink.start;
 		sink.wrap = true;
 		if (sink.ctl & RAM_STOP_ON_WRAP) {
 			/* a full buffer: the sink stops taking trace */
 			sink.ctl &= ~RAM_ENABLE;
 			publish_sink();
-			return true;
+			return !len;
 		}
-	} else {
-		sink.wp += 4;
 	}
 	return true;
 }
 
-/* Trace bytes from an encoder; false if the sink lost them. */
+/* Trace bytes from an encoder; false if the sink lost some of them. */
 static bool sink_bytes(const uint8_t *p, size_t len)
 {
-	while (len--) {
+	size_t whole;
+
+	if (!(sink.ctl & RAM_ENABLE))
+		return false;
+	while (len && sink.nword) {
 		sink.word[sink.nword++] = *p++;
+		len--;
 		if (sink.nword == 4) {
 			sink.nword = 0;
-			if (!sink_word(sink.word))
+			if (!sink_words(sink.word, 4))
 				return false;
 		}
 	}
+	whole = len & ~(size_t)3;
+	if (whole && !sink_words(p, whole))
+		return false;
+	for (p += whole, len -= whole; len; len--)
+		sink.word[sink.nword++] = *p++;
+	publish_wp();
 	return true;
 }
 
@@ -225,7 +284,7 @@ static void sink_flush(void)
 	while (sink.nword < 4)
 		sink.word[sink.nword++] = 0xff;
 	sink.nword = 0;
-	sink_word(sink.word);
+	sink_words(sink.word, 4);
 }
 
 static void drain(unsigned int h)
@@ -251,6 +310,36 @@ static void drain(unsigned int h)
 
 /* ---- encoders ------------------------------------------------------- */
 
+/*
+ * A hart's blocks report to tb_exec only while its encoder is enabled or
+ * its timestamp counter counts.
+ */
+static void update_watch(unsigned int h)
+{
+	struct hart *t = &harts[h];
+	bool on = (t->enc && (t->ctl & TE_ENABLE)) ||
+		  ((t->tsctl & (TS_ACTIVE | TS_COUNT)) == (TS_ACTIVE | TS_COUNT));
+
+	if (on == t->watched)
+		return;
+	t->watched = on;
+	if (on) {
+		/* blocks ran unobserved: what ran last is history */
+		t->cur = NULL;
+		if (h != storing_hart)
+			t->priv = PRIV_UNKNOWN;
+	}
+	if (nharts == 1) {
+		qemu_plugin_u64_set(watch, 0, on);
+		return;
+	}
+	/* the index a block reads its flag with may be another hart's */
+	for (unsigned int i = 0; i < nharts; i++)
+		on |= harts[i].watched;
+	for (unsigned int i = 0; i < nharts; i++)
+		qemu_plugin_u64_set(watch, i, on);
+}
+
 static bool filter_passes(const struct hart *t, unsigned int priv)
 {
 	/* one filter, privilege matching only; no filter: trace all */
@@ -264,7 +353,7 @@ static bool filter_passes(const struct hart *t, unsigned int priv)
 static bool want_tracing(const struct hart *t)
 {
 	return t->enc && (t->ctl & TE_ENABLE) && (t->ctl & TE_TRACING) &&
-	       filter_passes(t, t->priv);
+	       t->priv != PRIV_UNKNOWN && filter_passes(t, t->priv);
 }
 
 /* Start or stop the encoder where tracing turns on or off. */
@@ -397,6 +486,7 @@ static void write_encoder(unsigned int h, uint32_t off, uint32_t v)
 		t->f0inst = v & 0x1ff;
 	}
 	publish_hart(h);
+	update_watch(h);
 }
 
 static void write_sink(uint32_t off, uint32_t v)
@@ -447,30 +537,26 @@ static void write_sink(uint32_t off, uint32_t v)
 	publish_sink();
 }
 
-static void mem_cb(unsigned int vcpu, qemu_plugin_meminfo_t info,
-		   uint64_t vaddr, void *ud)
+static bool read_reg(struct qemu_plugin_register *reg, uint64_t *v)
 {
-	struct qemu_plugin_hwaddr *hw = qemu_plugin_get_hwaddr(info, vaddr);
-	qemu_plugin_mem_value val;
-	uint64_t pa, off;
+	g_byte_array_set_size(scratch, 0);
+	if (!reg || !qemu_plugin_read_register(reg, scratch) ||
+	    scratch->len < sizeof(*v))
+		return false;
+	memcpy(v, scratch->data, sizeof(*v));
+	return true;
+}
+
+/* The hart running the callback (see the top of this file for why). */
+static unsigned int running_hart(unsigned int vcpu)
+{
+	uint64_t id;
 
 	(void)vcpu;
-	(void)ud;
-	if (!hw)
-		return;
-	pa = qemu_plugin_hwaddr_phys_addr(hw);
-	if (pa < base || pa >= base + REGION)
-		return;
-	/* registers are 32 bits wide and written whole */
-	if (qemu_plugin_mem_size_shift(info) != 2 || (pa & 3))
-		return;
-	val = qemu_plugin_mem_get_value(info);
-	off = pa - base;
-	if (off >= SINK_OFF)
-		write_sink((uint32_t)(off - SINK_OFF), val.data.u32);
-	else if (off / WINDOW < nharts)
-		write_encoder((unsigned int)(off / WINDOW),
-			      (uint32_t)(off % WINDOW), val.data.u32);
+	if (nharts == 1)
+		return 0;
+	return read_reg(hartid_reg, &id) && id < nharts ? (unsigned int)id :
+							  MAX_HARTS;
 }
 
 /* ---- execution -------------------------------------------------------- */
@@ -495,7 +581,6 @@ static void complete(unsigned int h, const struct insn *x, uint64_t next,
 {
 	struct nt_record r = { .addr = x->pc, .size = x->in.size,
 			       .priv = harts[h].priv, .tstamp = harts[h].insns };
-	uint64_t fall = x->pc + x->in.size;
 
 	switch (x->in.iclass) {
 	case NT_IC_BRANCH:
@@ -516,7 +601,6 @@ static void complete(unsigned int h, const struct insn *x, uint64_t next,
 		break;
 	}
 	retire(h, &r);
-	(void)fall;
 }
 
 static bool plain(const struct insn *x)
@@ -535,14 +619,20 @@ static void finish_block(unsigned int h, unsigned int upto, uint64_t next,
 {
 	struct hart *t = &harts[h];
 	const struct tbinfo *b = t->cur;
-	unsigned int i, run = 0;
+	unsigned int i, run;
 	uint64_t half = 0;
+	size_t pending;
 
 	t->cur = NULL;
 	if (!b || !upto)
 		return;
-	while (run + 1 < upto && plain(&b->insn[run]))
-		half += b->insn[run++].in.size / 2;
+	if (upto == b->n) {
+		run = b->run;
+		half = b->run_half;
+	} else {
+		for (run = 0; run + 1 < upto && plain(&b->insn[run]); run++)
+			half += b->insn[run].in.size / 2;
+	}
 	if (run) {
 		struct nt_record r = { .addr = b->insn[0].pc,
 				       .size = b->insn[0].in.size,
@@ -561,8 +651,11 @@ static void finish_block(unsigned int h, unsigned int upto, uint64_t next,
 		complete(h, &b->insn[i], last ? next : b->insn[i].pc +
 			 b->insn[i].in.size, last ? next_known : true);
 	}
-	if (t->tracing)
-		drain(h);
+	if (t->tracing) {
+		nt_encoder_output(t->enc, &pending);
+		if (pending >= DRAIN_BYTES)
+			drain(h);
+	}
 }
 
 static void publish_once(void)
@@ -570,19 +663,51 @@ static void publish_once(void)
 	if (regs_written)
 		return;
 	regs_written = true;
-	for (unsigned int h = 0; h < nharts; h++)
+	for (unsigned int h = 0; h < nharts; h++) {
 		publish_hart(h);
+		update_watch(h);
+	}
 	publish_sink();
 }
 
-static void read_priv(unsigned int h)
+/*
+ * A trap: the running block got as far as the instruction at from (an
+ * exception) or all the way (an interrupt, taken between instructions).
+ */
+static void trap(unsigned int h, bool exception, uint64_t from)
+{
+	struct hart *t = &harts[h];
+	struct nt_record r = { .addr = from, .priv = t->priv };
+	unsigned int k = 0;
+
+	if (t->cur) {
+		while (k < t->cur->n && t->cur->insn[k].pc != from)
+			k++;
+		finish_block(h, exception && k < t->cur->n ? k : t->cur->n,
+			     from, true);
+	}
+	r.itype = exception ? NT_ITYPE_EXCEPTION : NT_ITYPE_INTERRUPT;
+	r.tstamp = t->insns;
+	retire(h, &r);
+	t->trap_pending = exception && t->tracing && t->truth;
+	t->trap_pc = from;
+	/* software runs next: it finds this hart's trace in the sink */
+	drain(h);
+}
+
+/* The hart runs at priv from here on. */
+static void enter_level(unsigned int h, uint8_t priv)
 {
 	struct hart *t = &harts[h];
 
-	g_byte_array_set_size(scratch, 0);
-	if (t->priv_reg && qemu_plugin_read_register(t->priv_reg, scratch) &&
-	    scratch->len)
-		t->priv = scratch->data[0] & 3;
+	if (priv != t->priv) {
+		t->priv = priv;
+		update_tracing(h, NT_SYNC_TRACE_ENABLE);
+	}
+	/* a faulting instruction is in the truth if its handler is traced */
+	if (t->trap_pending && t->tracing)
+		fprintf(t->truth, "0x%" PRIx64 "\n", t->trap_pc);
+	t->trap_pending = false;
 }
 
 static void tb_exec(unsigned int vcpu, void *ud)
@@ -590,107 +715,100 @@ static void tb_exec(unsigned int vcpu, void *ud)
 	const struct tbinfo *b = ud;
 	struct hart *t;
 
+	vcpu = running_hart(vcpu);
 	if (vcpu >= nharts)
 		return;
 	publish_once();
 	t = &harts[vcpu];
+	if (!t->watched)
+		return;
 	if (t->cur) {
 		const struct insn *last = &t->cur->insn[t->cur->n - 1];
-		bool trap_return = last->in.iclass == NT_IC_TRAP_RETURN;
-		uint8_t before = t->priv, now = before;
-		bool missed = false;
 
 		/*
-		 * A trap QEMU did not report (it does not report all of them)
-		 * shows as a block running at another privilege. While tracing
-		 * read the privilege of every block, so that the end of a user
-		 * block never looks like a jump into the kernel or firmware;
-		 * the transfer then has no known target and the encoder drops
-		 * it. Otherwise a kernel address in user mode is enough.
+		 * Only traps and trap returns change the level: should QEMU
+		 * ever not report a trap, the block gets no target rather
+		 * than a jump into the handler.
 		 */
-		if (!trap_return && t->tracing) {
-			read_priv(vcpu);
-			now = t->priv;
-			t->priv = before;
-			missed = now != before;
-		} else if (!trap_return && (b->insn[0].pc >> 63) &&
-			   before == NT_PRIV_U) {
-			missed = true;
-		}
-		finish_block(vcpu, t->cur->n, b->insn[0].pc, !missed);
-		if (missed && t->tracing) {
-			t->priv = now;
-			update_tracing(vcpu, NT_SYNC_TRACE_ENABLE);
-		}
-		t->priv_change = trap_return || (missed && t->priv == before);
+		bool unreported = b->priv > t->priv &&
+				  last->in.iclass != NT_IC_TRAP_RETURN;
+
+		t->unreported_traps += unreported;
+		finish_block(vcpu, t->cur->n, b->insn[0].pc, !unreported);
 	}
-	/*
-	 * The privilege changes at traps (the discontinuity callback reads
-	 * it) and at trap returns: read it in the block after one, and
-	 * whenever a block's address does not fit the privilege believed
-	 * (QEMU does not report every way into a trap handler).
-	 */
-	if (t->priv_change ||
-	    (bool)(b->insn[0].pc >> 63) != (t->priv != NT_PRIV_U)) {
-		t->priv_change = false;
-		read_priv(vcpu);
-		update_tracing(vcpu, NT_SYNC_TRACE_ENABLE);
-	}
+	enter_level(vcpu, b->priv);
 	t->cur = b;
 }
-
 
 static void discon(unsigned int vcpu, enum qemu_plugin_discon_type type,
 		   uint64_t from, uint64_t to, void *ud)
 {
-	struct hart *t;
-	unsigned int k = 0;
-	bool exception = type != QEMU_PLUGIN_DISCON_INTERRUPT;
-	struct nt_record r = { .addr = from };
+	uint64_t priv;
 
 	(void)to;
 	(void)ud;
-	if (vcpu >= nharts)
+	if (vcpu >= nharts || !harts[vcpu].watched)
 		return;
-	t = &harts[vcpu];
+	trap(vcpu, type != QEMU_PLUGIN_DISCON_INTERRUPT, from);
 	/*
-	 * A trap from kernel code while user mode is believed: a trap into
-	 * the kernel went unreported and this one came before its first
-	 * block ran. Close the user block without a target and stop.
+	 * The handler's level now, not when its first block runs: another
+	 * trap may come first (an M-mode interrupt at the S-mode vector),
+	 * and its address must not look like the next user instruction.
 	 */
-	if (t->priv == NT_PRIV_U && (from >> 63)) {
-		finish_block(vcpu, t->cur ? t->cur->n : 0, 0, false);
-		t->priv = NT_PRIV_S;
-		update_tracing(vcpu, 0);
-	} else if (t->cur) {
-		/* how far the block got: up to the faulting instruction */
-		while (k < t->cur->n && t->cur->insn[k].pc != from)
-			k++;
-		if (exception && k < t->cur->n)
-			finish_block(vcpu, k, from, true);
-		else
-			finish_block(vcpu, t->cur->n, from, true);
-	}
-	r.itype = exception ? NT_ITYPE_EXCEPTION : NT_ITYPE_INTERRUPT;
-	r.priv = t->priv;
-	r.tstamp = t->insns;
-	retire(vcpu, &r);
-	t->priv_change = false;
-	read_priv(vcpu);
-	update_tracing(vcpu, NT_SYNC_TRACE_ENABLE);
-	/* the trap is reported when the handler is traced too */
-	if (exception && t->tracing && t->truth)
-		fprintf(t->truth, "0x%" PRIx64 "\n", from);
+	if (read_reg(priv_reg, &priv))
+		enter_level(vcpu, priv & 3);
+}
+
+static void mem_cb(unsigned int vcpu, qemu_plugin_meminfo_t info,
+		   uint64_t vaddr, void *ud)
+{
+	struct qemu_plugin_hwaddr *hw = qemu_plugin_get_hwaddr(info, vaddr);
+	qemu_plugin_mem_value val;
+	uint64_t pa, off;
+	unsigned int h;
+
+	if (!hw)
+		return;
+	pa = qemu_plugin_hwaddr_phys_addr(hw);
+	if (pa < base || pa >= base + REGION)
+		return;
+	/* registers are 32 bits wide and written whole */
+	if (qemu_plugin_mem_size_shift(info) != 2 || (pa & 3))
+		return;
+	/* the store's own block says at which level the hart runs */
+	h = running_hart(vcpu);
+	if (h < nharts && h < MAX_HARTS)
+		harts[h].priv = (uint8_t)(uintptr_t)ud;
+	storing_hart = h;
+	/* a register write sees every byte traced so far in the sink */
+	for (h = 0; h < nharts; h++)
+		drain(h);
+	val = qemu_plugin_mem_get_value(info);
+	off = pa - base;
+	if (off >= SINK_OFF)
+		write_sink((uint32_t)(off - SINK_OFF), val.data.u32);
+	else if (off / WINDOW < nharts)
+		write_encoder((unsigned int)(off / WINDOW),
+			      (uint32_t)(off % WINDOW), val.data.u32);
+	storing_hart = MAX_HARTS;
+}
+
+static uint8_t translated_priv(void)
+{
+	uint64_t v;
+
+	/* a block is translated for the level the hart runs at now */
+	return read_reg(priv_reg, &v) ? v & 3 : NT_PRIV_M;
 }
 
 static void tb_trans(struct qemu_plugin_tb *tb, void *ud)
 {
 	size_t n = qemu_plugin_tb_n_insns(tb), i;
 	struct tbinfo *b = g_malloc0(sizeof(*b) + n * sizeof(b->insn[0]));
-	bool kernel = qemu_plugin_tb_vaddr(tb) >> 63;
 
 	(void)ud;
 	b->n = (unsigned int)n;
+	b->priv = translated_priv();
 	for (i = 0; i < n; i++) {
 		struct qemu_plugin_insn *qi = qemu_plugin_tb_get_insn(tb, i);
 		struct insn *x = &b->insn[i];
@@ -716,21 +834,32 @@ static void tb_trans(struct qemu_plugin_tb *tb, void *ud)
 				x->seq_target = (v + (uint64_t)x->in.imm) & ~1ull;
 			}
 		}
-		/* only the kernel programs the trace components */
-		if (kernel)
+		if (b->run == i && i + 1 < n && plain(x)) {
+			b->run++;
+			b->run_half += x->in.size / 2;
+		}
+		/*
+		 * Software above U-mode programs the trace components; with
+		 * several harts the callback reads which one stores.
+		 */
+		if (b->priv != NT_PRIV_U)
 			qemu_plugin_register_vcpu_mem_cb(qi, mem_cb,
-				QEMU_PLUGIN_CB_NO_REGS, QEMU_PLUGIN_MEM_W,
-				NULL);
+				nharts > 1 ? QEMU_PLUGIN_CB_R_REGS :
+					     QEMU_PLUGIN_CB_NO_REGS,
+				QEMU_PLUGIN_MEM_W, (void *)(uintptr_t)b->priv);
 	}
-	/* R_REGS: the block may have to read the privilege it runs at */
-	qemu_plugin_register_vcpu_tb_exec_cb(tb, tb_exec,
-					     QEMU_PLUGIN_CB_R_REGS, b);
+	/* R_REGS: with several harts it reads mhartid */
+	qemu_plugin_register_vcpu_tb_exec_cond_cb(tb, tb_exec,
+						  QEMU_PLUGIN_CB_R_REGS,
+						  QEMU_PLUGIN_COND_NE, watch,
+						  0, b);
 }
 
 /* ---- set-up ---------------------------------------------------------- */
 
 static void vcpu_init(unsigned int vcpu, void *ud)
 {
+	struct hart *t = &harts[vcpu];
 	GArray *regs;
 
 	(void)ud;
@@ -746,17 +875,26 @@ static void vcpu_init(unsigned int vcpu, void *ud)
 			(regs->data + (size_t)i * g_array_get_element_size(regs));
 
 		if (!strcmp(d->name, "priv"))
-			harts[vcpu].priv_reg = d->handle;
+			priv_reg = d->handle;
+		if (!strcmp(d->name, "mhartid"))
+			hartid_reg = d->handle;
 	}
 	if (regs)
 		g_array_free(regs, TRUE);
-	harts[vcpu].priv = 3;	/* harts start in M-mode firmware */
+	t->priv = NT_PRIV_M;	/* harts start in M-mode firmware */
+	/* until the registers are published, every block reports */
+	t->watched = true;
+	qemu_plugin_u64_set(watch, vcpu, 1);
 }
 
 static void at_exit(void *ud)
 {
 	(void)ud;
 	for (unsigned int h = 0; h < nharts; h++) {
+		if (harts[h].unreported_traps)
+			fprintf(stderr, "ntrace-plugin: hart %u: %" PRIu64
+				" traps not reported by QEMU\n",
+				h, harts[h].unreported_traps);
 		if (harts[h].truth)
 			fclose(harts[h].truth);
 		nt_encoder_free(harts[h].enc);
@@ -823,6 +961,8 @@ QEMU_PLUGIN_EXPORT int qemu_plugin_install(qemu_plugin_id_t id,
 	sink.limit = mem_hi - 4;
 	sink.wp = mem_lo;
 	scratch = g_byte_array_new();
+	watch.score = qemu_plugin_scoreboard_new(sizeof(uint64_t));
+	watch.offset = 0;
 	qemu_plugin_register_vcpu_init_cb(id, vcpu_init, NULL);
 	qemu_plugin_register_vcpu_tb_trans_cb(id, tb_trans, NULL);
 	qemu_plugin_register_vcpu_discon_cb(id, QEMU_PLUGIN_DISCON_ALL, discon,

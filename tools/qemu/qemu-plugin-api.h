@@ -96,6 +96,24 @@ typedef struct {
 	const char *feature;
 } qemu_plugin_reg_descriptor;
 
+enum qemu_plugin_cond {
+	QEMU_PLUGIN_COND_NEVER,
+	QEMU_PLUGIN_COND_ALWAYS,
+	QEMU_PLUGIN_COND_EQ,
+	QEMU_PLUGIN_COND_NE,
+	QEMU_PLUGIN_COND_LT,
+	QEMU_PLUGIN_COND_LE,
+	QEMU_PLUGIN_COND_GT,
+	QEMU_PLUGIN_COND_GE,
+};
+
+/* one u64 per vCPU inside a scoreboard, which QEMU sizes and owns */
+struct qemu_plugin_scoreboard;
+typedef struct {
+	struct qemu_plugin_scoreboard *score;
+	size_t offset;
+} qemu_plugin_u64;
+
 enum qemu_plugin_hwaddr_operation_result {
 	QEMU_PLUGIN_HWADDR_OPERATION_OK,
 	QEMU_PLUGIN_HWADDR_OPERATION_ERROR,
@@ -134,6 +152,12 @@ void qemu_plugin_register_vcpu_tb_exec_cb(struct qemu_plugin_tb *tb,
 					  qemu_plugin_vcpu_udata_cb_t cb,
 					  enum qemu_plugin_cb_flags flags,
 					  void *userdata);
+void qemu_plugin_register_vcpu_tb_exec_cond_cb(struct qemu_plugin_tb *tb,
+					       qemu_plugin_vcpu_udata_cb_t cb,
+					       enum qemu_plugin_cb_flags flags,
+					       enum qemu_plugin_cond cond,
+					       qemu_plugin_u64 entry,
+					       uint64_t imm, void *userdata);
 void qemu_plugin_register_vcpu_insn_exec_cb(struct qemu_plugin_insn *insn,
 					    qemu_plugin_vcpu_udata_cb_t cb,
 					    enum qemu_plugin_cb_flags flags,
@@ -143,6 +167,11 @@ void qemu_plugin_register_vcpu_mem_cb(struct qemu_plugin_insn *insn,
 				      enum qemu_plugin_cb_flags flags,
 				      enum qemu_plugin_mem_rw rw,
 				      void *userdata);
+
+struct qemu_plugin_scoreboard *qemu_plugin_scoreboard_new(size_t element_size);
+void qemu_plugin_scoreboard_free(struct qemu_plugin_scoreboard *score);
+void qemu_plugin_u64_set(qemu_plugin_u64 entry, unsigned int vcpu_index,
+			 uint64_t val);
 
 size_t qemu_plugin_tb_n_insns(const struct qemu_plugin_tb *tb);
 uint64_t qemu_plugin_tb_vaddr(const struct qemu_plugin_tb *tb);

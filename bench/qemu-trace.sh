@@ -10,7 +10,7 @@
 set -euo pipefail
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 . "$root/tools/lab/lib.sh"
-rounds=${BENCH_TRACE_ROUNDS:-400}
+rounds=${BENCH_TRACE_ROUNDS:-2000}
 work=$WORK/qemu-trace-bench
 rm -rf "$work"
 mkdir -p "$work/share"
@@ -45,7 +45,7 @@ run_one() { # label, extra run options..., guest mode
 	printf '%-34s %8s ms\n' "$label" "$(cat "$work/share/ms")"
 }
 
-echo "# workload: traced $rounds rounds (~$((rounds * 30))k user instructions)"
+echo "# workload: traced $rounds rounds (~$((rounds * 79))k user instructions)"
 echo "# load: $(uptime | sed 's/.*load average/load average/')"
 base=$(run_one "baseline: no plugin" notrace | tee /dev/stderr | awk '{print $(NF-1)}')
 run_one "plugin loaded, not tracing" notrace --ntrace "$WORK/ntrace-hw/ntrace-plugin.so" |

@@ -630,6 +630,86 @@ static int deliver(struct nt_reader *r, const uint8_t *p, uint32_t n,
 	return finish_deliver(m, err, off);
 }
 
+/*
+ * The messages branch trace is mostly made of (DirectBranch,
+ * IndirectBranch, IndirectBranchHist), split and given their meaning in
+ * one go when short, well formed and without TSTAMP: exactly what
+ * split_word() and assign_fields() make of them, at a fraction of the
+ * work. False leaves m untouched for the general path, which also
+ * reports whatever is wrong.
+ */
+static bool branch_msg(struct nt_reader *r, uint64_t acc, unsigned int ends,
+		       struct nt_msg *m)
+{
+	const struct nt_stream_cfg *cfg = &r->cfg;
+	unsigned int tcode = acc & 63, nvar, start, e1, e2;
+	uint64_t icnt, uaddr = 0, hist = 0, target = 0;
+	struct src_state *st;
+	uint32_t fields = NT_F_ICNT;
+
+	switch (tcode) {
+	case NT_TCODE_DIRECT_BRANCH:
+		nvar = 1;
+		break;
+	case NT_TCODE_INDIRECT_BRANCH:
+		nvar = 2;
+		break;
+	case NT_TCODE_INDIRECT_BRANCH_HIST:
+		nvar = 3;
+		break;
+	default:
+		return false;
+	}
+	start = r->fixed_bits[tcode];
+	/*
+	 * One field end (MSEO bit 0) per field, none among the fixed bits.
+	 * A short message has at most 48 MDO bits: no mask is 64 bits wide.
+	 */
+	if (cfg->timestamps || (ends & ((1u << (start / 6)) - 1)))
+		return false;
+	e1 = 6 * ((unsigned int)__builtin_ctz(ends) + 1);
+	ends &= ends - 1;
+	icnt = (acc >> start) & ((1ull << (e1 - start)) - 1);
+	if (nvar > 1) {
+		if (!ends)
+			return false;
+		e2 = 6 * ((unsigned int)__builtin_ctz(ends) + 1);
+		ends &= ends - 1;
+		uaddr = extend_addr(cfg, (acc >> e1) & ((1ull << (e2 - e1)) - 1),
+				    e2 - e1);
+		if (nvar > 2) {
+			if (!ends)
+				return false;
+			e1 = 6 * ((unsigned int)__builtin_ctz(ends) + 1);
+			ends &= ends - 1;
+			hist = (acc >> e2) & ((1ull << (e1 - e2)) - 1);
+			fields |= NT_F_HIST;
+		}
+		fields |= NT_F_BTYPE | NT_F_UADDR;
+	}
+	if (ends)
+		return false;
+	if (cfg->src_bits) {
+		m->src = (acc >> 6) & low_mask(cfg->src_bits);
+		fields |= NT_F_SRC;
+	}
+	st = src_state(r, m->src);
+	if (nvar > 1) {
+		m->btype = (acc >> (6 + cfg->src_bits)) & 3;
+		target = ((uaddr << 1) ^ st->addr) &
+			 low_mask(cfg->xlen == 32 ? 32 : 64);
+		st->addr = target;
+	}
+	m->tcode = tcode;
+	m->icnt = icnt;
+	m->addr_field = uaddr;
+	m->target = target;
+	m->hist = hist;
+	m->fields = fields;
+	m->time = st->time;
+	return true;
+}
+
 static int deliver_short(struct nt_reader *r, uint64_t acc,
 			 unsigned int ends, uint32_t n, uint64_t off,
 			 struct nt_msg *m)
@@ -642,11 +722,51 @@ static int deliver_short(struct nt_reader *r, uint64_t acc,
 	memset(m, 0, NT_MSG_CLEARED_BYTES);
 	m->offset = off;
 	m->size = n;
+	if (branch_msg(r, acc, ends, m))
+		return 1;
 	m->tcode = tcode;
 	err = split_word(acc, ends, n, r->fixed_bits[tcode], &fixed, vf, &nvf);
 	if (!err)
 		err = assign_fields(r, tcode, fixed, vf, nvf, m);
 	return finish_deliver(m, err, off);
+}
+
+#define BYTES_EACH(v)	(0x0101010101010101ull * (v))
+
+/*
+ * The common case, a message that starts at q and ends (MSEO=11) within
+ * q's first eight bytes and lim, found and split with word operations
+ * instead of a byte loop. Returns its length, or 0 when the byte loop
+ * must decide (longer, or a reserved MSEO first). q[0] starts a message.
+ */
+static uint32_t short_msg_in_word(const uint8_t *q, size_t lim,
+				  uint64_t *acc, unsigned int *ends)
+{
+	uint64_t w, bit0, bit1, last, keep, x;
+	unsigned int j;
+
+	memcpy(&w, q, sizeof(w));
+#if __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__
+	w = __builtin_bswap64(w);
+#endif
+	bit0 = w & BYTES_EACH(1);
+	bit1 = (w >> 1) & BYTES_EACH(1);
+	last = bit0 & bit1 & ~0xffull;		/* MSEO=11 after q[0] */
+	if (!last)
+		return 0;
+	j = (unsigned int)__builtin_ctzll(last) / 8;
+	keep = ~0ull >> (56 - 8 * j);		/* bytes 0..j */
+	if (j + 1 > lim || (bit1 & ~bit0 & keep))	/* MSEO=10 */
+		return 0;
+	/* the 6 MDO bits of each byte, packed: 8 x 6 -> 4 x 12 -> 2 x 24 */
+	x = (w >> 2) & BYTES_EACH(0x3f) & keep;
+	x = (x & 0x003f003f003f003full) | ((x >> 2) & 0x0fc00fc00fc00fc0ull);
+	x = (x & 0x00000fff00000fffull) | ((x >> 4) & 0x00fff00000fff000ull);
+	x = (x & 0x0000000000ffffffull) | ((x >> 8) & 0x0000ffffff000000ull);
+	*acc = x;
+	/* bit i: byte i ended a field (MSEO bit 0) */
+	*ends = (unsigned int)(((bit0 & keep) * 0x0102040810204080ull) >> 56);
+	return j + 1;
 }
 
 int nt_reader_next(struct nt_reader *r, struct nt_msg *m)
@@ -707,6 +827,8 @@ int nt_reader_next(struct nt_reader *r, struct nt_msg *m)
 
 		if (mseo == MSEO_NORMAL && r->after_end) {
 			size_t lim, j;
+			uint64_t acc8;
+			unsigned int ends8;
 
 			if (r->perr)
 				return error_emit(r, m);
@@ -714,6 +836,16 @@ int nt_reader_next(struct nt_reader *r, struct nt_msg *m)
 			lim = r->max_bytes[b >> 2];
 			if (lim > r->len - r->pos)
 				lim = r->len - r->pos;
+			if (r->len - r->pos >= 8) {
+				uint32_t n = short_msg_in_word(c + r->pos, lim,
+							      &acc8, &ends8);
+
+				if (n) {
+					r->pos += n;
+					return deliver_short(r, acc8, ends8, n,
+							     off, m);
+				}
+			}
 			/* a short message is split while it is scanned */
 			{
 				const uint8_t *q = c + r->pos;

@@ -1015,6 +1015,83 @@ static void bw_addr(struct bit_writer *w, const struct nt_stream_cfg *cfg,
 	bw_var_bits(w, v, nbits < width ? nbits : width, last);
 }
 
+static unsigned int round_up6(unsigned int bits)
+{
+	return (bits + 5) / 6 * 6;
+}
+
+/*
+ * The reader's short_msg_in_word() the other way round: DirectBranch,
+ * IndirectBranch and IndirectBranchHist without TSTAMP or address
+ * extension, when they fit eight bytes, are packed in one word: the MDO
+ * bits of every field, spread to bytes, with MSEO set where fields and
+ * the message end. The bytes are those of the general path below, which
+ * a caller gets by offering no more than eight bytes of room (the tests
+ * compare the two that way). Returns the length, or 0.
+ */
+static int write_branch_msg(const struct nt_stream_cfg *cfg,
+			    const struct nt_msg *m, uint8_t *out, size_t cap)
+{
+	unsigned int fixed_bits = 6 + cfg->src_bits, e1, e2 = 0, e3 = 0, n;
+	uint64_t acc, addr = 0, mseo, b;
+	bool ts = cfg->timestamps && (m->fields & NT_F_TSTAMP);
+
+	if (cap <= 8 || ts || cfg->extend_addr_msb)
+		return 0;
+	switch (m->tcode) {
+	case NT_TCODE_DIRECT_BRANCH:
+		break;
+	case NT_TCODE_INDIRECT_BRANCH:
+	case NT_TCODE_INDIRECT_BRANCH_HIST:
+		if (m->btype > 3)
+			return 0;
+		fixed_bits += 2;
+		break;
+	default:
+		return 0;
+	}
+	acc = m->tcode;
+	if (cfg->src_bits)
+		acc |= (uint64_t)m->src << 6;
+	if (m->tcode != NT_TCODE_DIRECT_BRANCH)
+		acc |= (uint64_t)m->btype << (6 + cfg->src_bits);
+	e1 = round_up6(fixed_bits + (m->icnt ? bit_length(m->icnt) : 1));
+	if (e1 > 48)
+		return 0;
+	acc |= m->icnt << fixed_bits;
+	mseo = 1ull << (8 * (e1 / 6 - 1));
+	n = e1;
+	if (m->tcode != NT_TCODE_DIRECT_BRANCH) {
+		addr = m->addr_field & low_mask(addr_field_bits(cfg));
+		e2 = round_up6(e1 + (addr ? bit_length(addr) : 1));
+		if (e2 > 48)
+			return 0;
+		acc |= addr << e1;
+		mseo |= 1ull << (8 * (e2 / 6 - 1));
+		n = e2;
+	}
+	if (m->tcode == NT_TCODE_INDIRECT_BRANCH_HIST) {
+		e3 = round_up6(e2 + (m->hist ? bit_length(m->hist) : 1));
+		if (e3 > 48)
+			return 0;
+		acc |= m->hist << e2;
+		mseo |= 1ull << (8 * (e3 / 6 - 1));
+		n = e3;
+	}
+	/* the last byte ends the message: MSEO=11 */
+	mseo |= 2ull << (8 * (n / 6 - 1));
+	/* 2 x 24 -> 4 x 12 -> 8 x 6 bits, one group per byte */
+	b = (acc & 0xffffffull) | ((acc & 0xffffff000000ull) << 8);
+	b = (b & 0x00000fff00000fffull) | ((b & 0x00fff00000fff000ull) << 4);
+	b = (b & 0x003f003f003f003full) | ((b & 0x0fc00fc00fc00fc0ull) << 2);
+	b = (b << 2) | mseo;
+#if __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__
+	b = __builtin_bswap64(b);
+#endif
+	memcpy(out, &b, n / 6);
+	return (int)(n / 6);
+}
+
 int nt_write_msg(const struct nt_stream_cfg *cfg, const struct nt_msg *m,
 		 uint8_t *out, size_t cap)
 {
@@ -1028,6 +1105,9 @@ int nt_write_msg(const struct nt_stream_cfg *cfg, const struct nt_msg *m,
 	if (m->tcode > 63 || cfg->src_bits > NT_MAX_SRC_BITS ||
 	    (cfg->src_bits && m->src >> cfg->src_bits))
 		return -1;
+	nv = (unsigned int)write_branch_msg(cfg, m, out, cap);
+	if (nv)
+		return (int)nv;
 	bw_fixed(&w, m->tcode, 6);
 	if (cfg->src_bits)
 		bw_fixed(&w, m->src, cfg->src_bits);

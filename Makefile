@@ -71,13 +71,13 @@ $(LIB_PC): tools/lib/ntrace/libntrace.pc.in
 $(CLI): $(CLI_OBJS) $(LIB_A)
 	$(CC) $(SANFLAGS) -o $@ $(CLI_OBJS) $(LIB_A) $(ELF_LIBS)
 
-$(O)/tests/%: $(TEST_DIR)/%.c $(LIB_A) $(TEST_DIR)/tap.h
+$(O)/tests/%: $(TEST_DIR)/%.c $(LIB_A) $(wildcard $(TEST_DIR)/*.h)
 	@mkdir -p $(dir $@)
 	$(CC) $(BASE_CFLAGS) $(INC) -I$(TEST_DIR) -o $@ $< $(LIB_A) $(ELF_LIBS) -lm
 
 tests: $(TESTS) $(TEST_TOOLS) $(CLI)
 
-$(O)/bench/%: bench/%.c bench/bench.h $(LIB_A)
+$(O)/bench/%: bench/%.c bench/bench.h $(wildcard $(TEST_DIR)/*.h) $(LIB_A)
 	@mkdir -p $(dir $@)
 	$(CC) $(BASE_CFLAGS) $(INC) -I$(TEST_DIR) -o $@ $< $(LIB_A) $(ELF_LIBS)
 

@@ -15,6 +15,7 @@
 #include "bluespec.h"
 #include "progs.h"
 #include "tap.h"
+#include "xorshift.h"
 
 /* ---- collecting decoded PCs ----------------------------------------- */
 
@@ -279,10 +280,7 @@ static uint64_t rng = 0x2545f4914f6cdd1dull;
 
 static uint64_t rnd(void)
 {
-	rng ^= rng << 13;
-	rng ^= rng >> 7;
-	rng ^= rng << 17;
-	return rng;
+	return xorshift64(&rng);
 }
 
 /*

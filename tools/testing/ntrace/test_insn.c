@@ -16,6 +16,7 @@
 
 #include "ntrace.h"
 #include "tap.h"
+#include "xorshift.h"
 
 #define P64	0x80001000ull
 #define P32	0x00001000ull
@@ -301,9 +302,7 @@ static void test_random(void)
 		size_t len;
 		int ra, rb, i;
 
-		x ^= x << 13;
-		x ^= x >> 7;
-		x ^= x << 17;
+		xorshift64(&x);
 		for (i = 0; i < 4; i++)
 			bytes[i] = (uint8_t)(x >> (8 * i));
 		len = (size_t)(x >> 40) % 5;

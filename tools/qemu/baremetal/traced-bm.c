@@ -14,6 +14,8 @@
  */
 #include <stdint.h>
 
+#include "../guest/workload.h"
+
 #ifndef NHARTS
 #define NHARTS		1
 #endif
@@ -82,26 +84,6 @@ static void put_hex(uint64_t v, int digits)
 
 static volatile unsigned int sink_value[NHARTS];
 static unsigned int sink_ready, harts_done;
-
-static unsigned int __attribute__((noinline)) fib(unsigned int n)
-{
-	return n < 2 ? n : fib(n - 1) + fib(n - 2);
-}
-
-static unsigned int __attribute__((noinline)) op(unsigned int k,
-						 unsigned int v)
-{
-	switch (k & 7) {
-	case 0: return v + 3;
-	case 1: return v ^ 0x55;
-	case 2: return v * 5;
-	case 3: return v >> 1;
-	case 4: return v - 7;
-	case 5: return v | 0x100;
-	case 6: return v & 0xfff;
-	default: return ~v;
-	}
-}
 
 static unsigned int twice(unsigned int v) { return 2 * v; }
 static unsigned int plus1(unsigned int v) { return v + 1; }

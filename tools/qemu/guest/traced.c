@@ -13,6 +13,8 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "workload.h"
+
 static int poke(const char *path)
 {
 	int fd = open(path, O_WRONLY);
@@ -23,30 +25,11 @@ static int poke(const char *path)
 	return ok ? 0 : -1;
 }
 
-static unsigned int __attribute__((noinline)) fib(unsigned int n)
-{
-	return n < 2 ? n : fib(n - 1) + fib(n - 2);
-}
-
 static int cmp(const void *a, const void *b)
 {
 	unsigned int x = *(const unsigned int *)a, y = *(const unsigned int *)b;
 
 	return (x > y) - (x < y);
-}
-
-static unsigned int __attribute__((noinline)) op(unsigned int k, unsigned int v)
-{
-	switch (k & 7) {
-	case 0: return v + 3;
-	case 1: return v ^ 0x55;
-	case 2: return v * 5;
-	case 3: return v >> 1;
-	case 4: return v - 7;
-	case 5: return v | 0x100;
-	case 6: return v & 0xfff;
-	default: return ~v;
-	}
 }
 
 /*

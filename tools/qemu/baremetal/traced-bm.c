@@ -8,22 +8,23 @@
  * and prints the captured bytes in hex on the UART for the host
  * (tools/qemu/ntrace-hw-test) to decode against the ground truth.
  *
- * Build-time configuration: NHARTS (as QEMU's -smp), TE_MODE (3 BTM,
- * 6 HTM) and TE_FEATURES (trTeInstFeatures), as in guest/ntrace_hw.c's
+ * Build-time configuration: NHARTS (as QEMU's -smp), TRACE_MODE (3 BTM,
+ * 6 HTM) and TRACE_FEATURES (trTeInstFeatures), as in guest/ntrace_hw.c's
  * "mode=" and "features=".
  */
 #include <stdint.h>
 
+#include "../guest/tci-regs.h"
 #include "../guest/workload.h"
 
 #ifndef NHARTS
 #define NHARTS		1
 #endif
-#ifndef TE_MODE
-#define TE_MODE		6
+#ifndef TRACE_MODE
+#define TRACE_MODE	6
 #endif
-#ifndef TE_FEATURES
-#define TE_FEATURES	0
+#ifndef TRACE_FEATURES
+#define TRACE_FEATURES	0
 #endif
 
 /* where tools/lab/run --ntrace and the plugin put the components */
@@ -34,24 +35,9 @@
 #define UART		0x10000000ul
 #define FINISHER	0x100000ul
 
-/* TCI 1.0 chapter 4: register offsets and control bits */
-#define TE_CONTROL	0x000
-#define TE_FEATURES_REG	0x008
-#define TE_FILTERS	0x00c
-#define TE_F0_CONTROL	0x400
-#define TE_F0_MATCHINST	0x404
-#define RAM_CONTROL	0x000
-#define RAM_START_LO	0x010
-#define RAM_START_HI	0x014
-#define RAM_LIMIT_LO	0x018
-#define RAM_LIMIT_HI	0x01c
-#define RAM_WP_LO	0x020
-#define RAM_WP_HI	0x024
-#define ACTIVE		(1u << 0)
-#define ENABLE		(1u << 1)
-#define TRACING		(1u << 2)
-#define EMPTY		(1u << 3)
-#define PRIV_M		(1u << 3)
+#define PRIV_M		(1u << 3)	/* trTeFilter0MatchInst bit */
+/* trTeControl as configured: N-Trace format, the build's mode */
+#define TE_CONFIG	(ACTIVE | (TRACE_MODE << 4) | (1u << 24))
 
 static void wr(uintptr_t reg, uint32_t v)
 {
@@ -113,28 +99,27 @@ static unsigned int workload(void)
 static void trace_on(unsigned int hart)
 {
 	uintptr_t te = ENCODER(hart);
-	uint32_t ctl = ACTIVE | (TE_MODE << 4) | (1u << 24);
-	uint32_t features = TE_FEATURES;
+	uint32_t features = TRACE_FEATURES;
 
 	/* several harts share the sink: SRC tells them apart */
 	if (NHARTS > 1)
 		features |= (4u << 28) | (hart << 16);
 	wr(te + TE_CONTROL, 0);
 	wr(te + TE_CONTROL, ACTIVE);
-	wr(te + TE_FEATURES_REG, features);
+	wr(te + TE_FEATURES, features);
 	wr(te + TE_FILTERS, 1);
 	wr(te + TE_F0_CONTROL, 3);	/* enable, match privilege */
 	wr(te + TE_F0_MATCHINST, PRIV_M);
-	wr(te + TE_CONTROL, ctl);
-	wr(te + TE_CONTROL, ctl | ENABLE);
-	wr(te + TE_CONTROL, ctl | ENABLE | TRACING);
+	wr(te + TE_CONTROL, TE_CONFIG);
+	wr(te + TE_CONTROL, TE_CONFIG | ENABLE);
+	wr(te + TE_CONTROL, TE_CONFIG | ENABLE | TRACING);
 }
 
 static void trace_off(unsigned int hart)
 {
 	uintptr_t te = ENCODER(hart);
 
-	wr(te + TE_CONTROL, ACTIVE | (TE_MODE << 4) | (1u << 24));
+	wr(te + TE_CONTROL, TE_CONFIG);
 	while (!(rd(te + TE_CONTROL) & EMPTY))
 		;
 }

@@ -20,30 +20,9 @@
 #include <linux/slab.h>
 #include <linux/uaccess.h>
 
-#define MAX_ENC		16
-#define TE_CONTROL	0x000
-#define TE_IMPL		0x004
-#define TE_FEATURES	0x008
-#define TE_FILTERS	0x00c
-#define TS_CONTROL	0x040
-#define TE_F0_CONTROL	0x400
-#define TE_F0_MATCHINST	0x404
-#define RAM_CONTROL	0x000
-#define RAM_IMPL	0x004
-#define RAM_START_LO	0x010
-#define RAM_START_HI	0x014
-#define RAM_LIMIT_LO	0x018
-#define RAM_LIMIT_HI	0x01c
-#define RAM_WP_LO	0x020
-#define RAM_WP_HI	0x024
+#include "tci-regs.h"
 
-#define ACTIVE		BIT(0)
-#define ENABLE		BIT(1)
-#define TRACING		BIT(2)
-#define EMPTY		BIT(3)
-#define OVERFLOW	BIT(12)
-#define RAM_SMEM	BIT(4)
-#define RAM_STOPWRAP	BIT(8)
+#define MAX_ENC		16
 
 static void __iomem *enc[MAX_ENC];
 static unsigned int nenc;

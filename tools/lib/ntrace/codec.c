@@ -638,8 +638,8 @@ static int deliver(struct nt_reader *r, const uint8_t *p, uint32_t n,
  * work. False leaves m untouched for the general path, which also
  * reports whatever is wrong.
  */
-static bool branch_msg(struct nt_reader *r, uint64_t acc, unsigned int ends,
-		       struct nt_msg *m)
+static bool read_branch_msg(struct nt_reader *r, uint64_t acc,
+			    unsigned int ends, struct nt_msg *m)
 {
 	const struct nt_stream_cfg *cfg = &r->cfg;
 	unsigned int tcode = acc & 63, nvar, start, e1, e2;
@@ -722,7 +722,7 @@ static int deliver_short(struct nt_reader *r, uint64_t acc,
 	memset(m, 0, NT_MSG_CLEARED_BYTES);
 	m->offset = off;
 	m->size = n;
-	if (branch_msg(r, acc, ends, m))
+	if (read_branch_msg(r, acc, ends, m))
 		return 1;
 	m->tcode = tcode;
 	err = split_word(acc, ends, n, r->fixed_bits[tcode], &fixed, vf, &nvf);
@@ -1101,13 +1101,14 @@ int nt_write_msg(const struct nt_stream_cfg *cfg, const struct nt_msg *m,
 	unsigned int nv = 0, k;
 	struct layout l;
 	bool ts = cfg->timestamps && (m->fields & NT_F_TSTAMP);
+	int packed;
 
 	if (m->tcode > 63 || cfg->src_bits > NT_MAX_SRC_BITS ||
 	    (cfg->src_bits && m->src >> cfg->src_bits))
 		return -1;
-	nv = (unsigned int)write_branch_msg(cfg, m, out, cap);
-	if (nv)
-		return (int)nv;
+	packed = write_branch_msg(cfg, m, out, cap);
+	if (packed)
+		return packed;
 	bw_fixed(&w, m->tcode, 6);
 	if (cfg->src_bits)
 		bw_fixed(&w, m->src, cfg->src_bits);

@@ -548,11 +548,10 @@ static bool read_reg(struct qemu_plugin_register *reg, uint64_t *v)
 }
 
 /* The hart running the callback (see the top of this file for why). */
-static unsigned int running_hart(unsigned int vcpu)
+static unsigned int running_hart(void)
 {
 	uint64_t id;
 
-	(void)vcpu;
 	if (nharts == 1)
 		return 0;
 	return read_reg(hartid_reg, &id) && id < nharts ? (unsigned int)id :
@@ -610,6 +609,22 @@ static bool plain(const struct insn *x)
 }
 
 /*
+ * The straight run in front of the last of the first upto instructions
+ * (QEMU ends blocks at control transfers): its length, and its size in
+ * halfwords in *half.
+ */
+static unsigned int plain_run(const struct tbinfo *b, unsigned int upto,
+			      uint64_t *half)
+{
+	unsigned int run;
+
+	*half = 0;
+	for (run = 0; run + 1 < upto && plain(&b->insn[run]); run++)
+		*half += b->insn[run].in.size / 2;
+	return run;
+}
+
+/*
  * The running block ended: instructions [0, upto) retired, the last of
  * them continuing at next. The straight run in front of the last one
  * (QEMU ends blocks at control transfers) goes to the encoder at once.
@@ -630,8 +645,7 @@ static void finish_block(unsigned int h, unsigned int upto, uint64_t next,
 		run = b->run;
 		half = b->run_half;
 	} else {
-		for (run = 0; run + 1 < upto && plain(&b->insn[run]); run++)
-			half += b->insn[run].in.size / 2;
+		run = plain_run(b, upto, &half);
 	}
 	if (run) {
 		struct nt_record r = { .addr = b->insn[0].pc,
@@ -715,7 +729,8 @@ static void tb_exec(unsigned int vcpu, void *ud)
 	const struct tbinfo *b = ud;
 	struct hart *t;
 
-	vcpu = running_hart(vcpu);
+	/* QEMU's vcpu can name another hart (see the top of this file) */
+	vcpu = running_hart();
 	if (vcpu >= nharts)
 		return;
 	publish_once();
@@ -776,7 +791,8 @@ static void mem_cb(unsigned int vcpu, qemu_plugin_meminfo_t info,
 	if (qemu_plugin_mem_size_shift(info) != 2 || (pa & 3))
 		return;
 	/* the store's own block says at which level the hart runs */
-	h = running_hart(vcpu);
+	(void)vcpu;	/* it may name another hart: see the top of this file */
+	h = running_hart();
 	if (h < nharts && h < MAX_HARTS)
 		harts[h].priv = (uint8_t)(uintptr_t)ud;
 	storing_hart = h;
@@ -834,10 +850,6 @@ static void tb_trans(struct qemu_plugin_tb *tb, void *ud)
 				x->seq_target = (v + (uint64_t)x->in.imm) & ~1ull;
 			}
 		}
-		if (b->run == i && i + 1 < n && plain(x)) {
-			b->run++;
-			b->run_half += x->in.size / 2;
-		}
 		/*
 		 * Software above U-mode programs the trace components; with
 		 * several harts the callback reads which one stores.
@@ -848,6 +860,7 @@ static void tb_trans(struct qemu_plugin_tb *tb, void *ud)
 					     QEMU_PLUGIN_CB_NO_REGS,
 				QEMU_PLUGIN_MEM_W, (void *)(uintptr_t)b->priv);
 	}
+	b->run = plain_run(b, b->n, &b->run_half);
 	/* R_REGS: with several harts it reads mhartid */
 	qemu_plugin_register_vcpu_tb_exec_cond_cb(tb, tb_exec,
 						  QEMU_PLUGIN_CB_R_REGS,

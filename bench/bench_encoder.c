@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0-only
 /*
  * Encoder throughput: records of a real program, replayed until each
- * option set has seen at least -n records, through nt_encoder_retire().
+ * option set has seen at least -n records, through nt_encoder_retire()
+ * and, cut into blocks as an emulator runs them, nt_encoder_retire_block().
  *
  *   bench_encoder [-n RECORDS] [-s SET] ELF PCS
  *	throughput table, plus a baseline row that only walks the records;
@@ -27,6 +28,21 @@ struct recs {
 	struct nt_record *r;
 	size_t n, cap;
 	uint64_t insns;		/* retired instructions (traps excluded) */
+};
+
+/*
+ * The same stream as blocks: each ends at a control transfer and says
+ * where it went; a trap stays a record (n == 0).
+ */
+struct step {
+	struct nt_block b;
+	uint64_t next;
+	const struct nt_record *trap;
+};
+
+struct steps {
+	struct step *s;
+	size_t n;
 };
 
 static void push(struct recs *rs, const struct nt_record *r)
@@ -121,6 +137,52 @@ static void close_cycle(struct recs *rs)
 
 	t.addr = last->addr + (trap ? 0 : last->size);
 	push(rs, &t);
+}
+
+/* Cut the records into blocks; records past the last transfer close one. */
+static void cut_blocks(const struct recs *rs, struct steps *ss)
+{
+	size_t i = 0, start;
+
+	ss->s = calloc(rs->n, sizeof(*ss->s));
+	if (!ss->s)
+		die("out of memory");
+	ss->n = 0;
+	while (i < rs->n) {
+		const struct nt_record *r = &rs->r[i];
+		struct step *st = &ss->s[ss->n++];
+		struct nt_block *b = &st->b;
+
+		if (r->itype == NT_ITYPE_EXCEPTION ||
+		    r->itype == NT_ITYPE_INTERRUPT) {
+			st->trap = r;
+			i++;
+			continue;
+		}
+		start = i;
+		b->addr = r->addr;
+		b->first_size = r->size;
+		b->priv = r->priv;
+		while (i + 1 < rs->n && rs->r[i].itype == NT_ITYPE_NONE &&
+		       rs->r[i + 1].itype != NT_ITYPE_EXCEPTION &&
+		       rs->r[i + 1].itype != NT_ITYPE_INTERRUPT)
+			b->halfwords += rs->r[i++].size / 2;
+		r = &rs->r[i++];
+		b->halfwords += r->size / 2;
+		b->n = (uint32_t)(i - start);
+		b->last = r->addr;
+		b->last_size = r->size;
+		b->last_itype = r->itype;
+		st->next = i < rs->n ? rs->r[i].addr : rs->r[0].addr;
+		/* a target that says taken or not, as a translator knows it */
+		b->target = st->next;
+		if (r->itype == NT_ITYPE_BRANCH_NOT_TAKEN) {
+			b->last_itype = NT_ITYPE_BRANCH_TAKEN;
+			b->target = st->next + 2;
+		}
+		if (r->flags & NT_REC_SEQ_INFERABLE)
+			b->flags = NT_BLOCK_SEQ;
+	}
 }
 
 /* ---- option sets ----------------------------------------------------- */
@@ -268,6 +330,46 @@ static void run_encoder(const struct optset *o, struct recs *rs,
 	nt_encoder_free(e);
 }
 
+static void run_blocks(const struct optset *o, const struct steps *ss,
+		       const struct recs *rs, uint64_t want, struct result *res)
+{
+	struct nt_encoder *e = make_encoder(o);
+	uint64_t ts = 0, bytes = 0, done = 0, replays = 0;
+	struct clocks t0, t1;
+
+	clocks_now(&t0);
+	nt_encoder_start(e, NT_SYNC_TRACE_ENABLE);
+	while (done < want) {
+		for (size_t i = 0; i < ss->n; i++) {
+			const struct step *st = &ss->s[i];
+
+			if (st->trap) {
+				nt_encoder_retire(e, st->trap);
+				continue;
+			}
+			nt_encoder_retire_block(e, &st->b, st->next, 0, ts);
+			ts += st->b.n;
+			if (!(i % (DRAIN_EVERY / 4)))
+				bytes += drain(e);
+		}
+		done += rs->n;
+		replays++;
+	}
+	nt_encoder_stop(e, NT_EVCODE_TRACE_DISABLED, ts + 1);
+	bytes += drain(e);
+	clocks_now(&t1);
+
+	if (nt_encoder_stats(e)->records != done)
+		die("%s: encoder counted %" PRIu64 " records in blocks, fed %"
+		    PRIu64, o->name, nt_encoder_stats(e)->records, done);
+	res->records = done;
+	res->insns = rs->insns * replays;
+	res->bytes = bytes;
+	res->cpu = t1.cpu - t0.cpu;
+	res->wall = t1.wall - t0.wall;
+	nt_encoder_free(e);
+}
+
 /* The floor: touch every record as the encoder loop does, nothing else. */
 static void run_baseline(const struct recs *rs, uint64_t want,
 			 struct result *res)
@@ -313,14 +415,17 @@ static int throughput(const char *elf, const char *pcs, uint64_t want,
 		      const char *only)
 {
 	struct recs rs = { 0 };
+	struct steps ss;
 	struct result res;
+	char name[64];
 	size_t k;
 
 	load(&rs, elf, pcs);
 	close_cycle(&rs);
+	cut_blocks(&rs, &ss);
 	printf("# encoder: %s, %zu records/replay (%" PRIu64
-	       " instructions), >= %" PRIu64 " records per row\n",
-	       elf, rs.n, rs.insns, want);
+	       " instructions, %zu blocks), >= %" PRIu64 " records per row\n",
+	       elf, rs.n, rs.insns, ss.n, want);
 	printf("# seconds: thread CPU time, then wall; rates use CPU time\n");
 	printf("%-24s %11s %7s %7s %9s %9s %12s %8s\n", "option set", "records",
 	       "cpu-s", "wall-s", "Mrec/s", "Minsn/s", "out-bytes",
@@ -332,8 +437,12 @@ static int throughput(const char *elf, const char *pcs, uint64_t want,
 			continue;
 		run_encoder(&sets[k], &rs, want, &res);
 		print_row(sets[k].name, &res);
+		run_blocks(&sets[k], &ss, &rs, want, &res);
+		snprintf(name, sizeof(name), "  as blocks");
+		print_row(name, &res);
 		fflush(stdout);
 	}
+	free(ss.s);
 	free(rs.r);
 	return 0;
 }

@@ -467,9 +467,14 @@ static void ir_push(struct nt_encoder *e, uint64_t ret)
 			e->ir_count++;
 		return;
 	}
-	/* a full stack forgets its oldest entry; that return is reported */
+	/*
+	 * A full stack forgets its oldest entry; that return is reported.
+	 * Wrapped by compare, not %: a division per call and return was a
+	 * tenth of the plugin's encoding time.
+	 */
 	e->ir_stack[e->ir_top] = ret;
-	e->ir_top = (e->ir_top + 1) % e->cfg.ir_depth;
+	if (++e->ir_top == e->cfg.ir_depth)
+		e->ir_top = 0;
 	if (e->ir_count < e->cfg.ir_depth)
 		e->ir_count++;
 }
@@ -484,9 +489,23 @@ static bool ir_pop_matches(struct nt_encoder *e, uint64_t target)
 	e->ir_count--;
 	if (e->cfg.implicit_return == 1)
 		return true;
-	e->ir_top = (e->ir_top + e->cfg.ir_depth - 1) % e->cfg.ir_depth;
+	e->ir_top = (e->ir_top ? e->ir_top : e->cfg.ir_depth) - 1;
 	top = e->ir_stack[e->ir_top];
 	return ((top ^ target) & e->ir_mask) == 0;
+}
+
+/*
+ * A pending return (or swap) went to target: pop (and push the swap's own
+ * return address). Returns whether the return may stay implicit.
+ */
+static bool pop_return(struct nt_encoder *e, unsigned int kind,
+		       uint64_t target)
+{
+	bool implicit = ir_pop_matches(e, target);
+
+	if (kind == PEND_SWAP)
+		ir_push(e, e->pend_ret);
+	return implicit;
 }
 
 /* Resolve the pending message now that the next PC is known. */
@@ -504,13 +523,8 @@ static void resolve_pending(struct nt_encoder *e, uint64_t target)
 		return;
 	case PEND_RETURN:
 	case PEND_SWAP:
-		if (ir_pop_matches(e, target) && !sync) {
-			if (kind == PEND_SWAP)
-				ir_push(e, e->pend_ret);
+		if (pop_return(e, kind, target) && !sync)
 			return;
-		}
-		if (kind == PEND_SWAP)
-			ir_push(e, e->pend_ret);
 		kind = PEND_INDIRECT;
 		break;
 	default:
@@ -647,21 +661,80 @@ static NT_COLD void boundary(struct nt_encoder *e, const struct nt_record *rec)
 	update_slow(e);
 }
 
-int nt_encoder_retire(struct nt_encoder *e, const struct nt_record *rec)
+/*
+ * What a retired control transfer leaves for the encoder to do (rec is
+ * counted already): history, return stack, or a message pending until the
+ * next PC is known.
+ */
+static inline void control(struct nt_encoder *e, const struct nt_record *rec)
+{
+	switch (rec->itype) {
+	case NT_ITYPE_BRANCH_NOT_TAKEN:
+		if (e->cfg.mode == NT_MODE_HTM)
+			add_hist(e, 0, rec->tstamp);
+		return;
+	case NT_ITYPE_DIRECT_CALL:
+		if (e->cfg.implicit_return)
+			ir_push(e, rec->addr + rec->size);
+		/* all-jumps mode reports direct jumps like taken branches */
+		if (!e->cfg.all_jumps)
+			return;
+		/* fall through */
+	case NT_ITYPE_DIRECT_JUMP:
+	case NT_ITYPE_OTHER_DIRECT_JUMP:
+		if (!e->cfg.all_jumps)
+			return;
+		/* fall through */
+	case NT_ITYPE_BRANCH_TAKEN:
+		if (e->cfg.mode == NT_MODE_HTM) {
+			add_hist(e, 1, rec->tstamp);
+			return;
+		}
+		e->pend = PEND_DIRECT;
+		break;
+	case NT_ITYPE_INDIRECT_CALL:
+		if (e->cfg.implicit_return)
+			ir_push(e, rec->addr + rec->size);
+		/* fall through */
+	case NT_ITYPE_INDIRECT_JUMP:
+	case NT_ITYPE_OTHER_INDIRECT_JUMP:
+		/* section 8.1: lui/auipc + jalr in the same message */
+		if (e->cfg.sequential_jump &&
+		    (rec->flags & NT_REC_SEQ_INFERABLE) && e->since_msg >= 2)
+			return;
+		/* fall through */
+	case NT_ITYPE_INDIRECT_3BIT:
+	case NT_ITYPE_TRAP_RETURN:
+		e->pend = PEND_INDIRECT;
+		break;
+	case NT_ITYPE_RETURN:
+		e->pend = e->cfg.implicit_return ? PEND_RETURN : PEND_INDIRECT;
+		break;
+	case NT_ITYPE_COROUTINE_SWAP:
+		if (!e->cfg.implicit_return) {
+			e->pend = PEND_INDIRECT;
+			break;
+		}
+		e->pend = PEND_SWAP;
+		e->pend_ret = rec->addr + rec->size;
+		break;
+	default:
+		return;
+	}
+	e->pend_btype = NT_BTYPE_INDIRECT;
+	e->pend_ts = rec->tstamp;
+	e->slow = true;
+}
+
+/*
+ * A record past its boundary work: Ownership, then what it retires. The
+ * caller counted it in the statistics.
+ */
+static inline void retire_settled(struct nt_encoder *e,
+				  const struct nt_record *rec)
 {
 	unsigned int half;
 
-	if (!record_valid(rec))
-		return -1;
-	if (!e->running)
-		return 0;
-	e->stats.records++;
-
-	if (e->slow) {
-		boundary(e, rec);
-		if (e->lost)
-			return 0;
-	}
 	if (e->cfg.context && (!e->own_known || rec->priv != e->cur_priv ||
 			       rec->context != e->cur_ctx))
 		emit_ownership(e, rec->priv, rec->context,
@@ -677,7 +750,7 @@ int nt_encoder_retire(struct nt_encoder *e, const struct nt_record *rec)
 				NT_BTYPE_EXCEPTION : NT_BTYPE_INTERRUPT;
 		e->pend_ts = rec->tstamp;
 		e->slow = true;
-		return 0;
+		return;
 	}
 
 	half = rec->size >> 1;
@@ -699,74 +772,53 @@ int nt_encoder_retire(struct nt_encoder *e, const struct nt_record *rec)
 
 	/*
 	 * Most records are plain instructions: one well predicted compare
-	 * instead of the jump table below.
+	 * instead of the jump table in control().
 	 */
-	if (__builtin_expect(rec->itype == NT_ITYPE_NONE, 1))
+	if (__builtin_expect(rec->itype != NT_ITYPE_NONE, 0))
+		control(e, rec);
+}
+
+int nt_encoder_retire(struct nt_encoder *e, const struct nt_record *rec)
+{
+	if (!record_valid(rec))
+		return -1;
+	if (!e->running)
 		return 0;
-	switch (rec->itype) {
-	case NT_ITYPE_BRANCH_NOT_TAKEN:
-		if (e->cfg.mode == NT_MODE_HTM)
-			add_hist(e, 0, rec->tstamp);
-		return 0;
-	case NT_ITYPE_DIRECT_CALL:
-		if (e->cfg.implicit_return)
-			ir_push(e, rec->addr + rec->size);
-		/* all-jumps mode reports direct jumps like taken branches */
-		if (!e->cfg.all_jumps)
+	e->stats.records++;
+
+	if (e->slow) {
+		boundary(e, rec);
+		if (e->lost)
 			return 0;
-		/* fall through */
-	case NT_ITYPE_DIRECT_JUMP:
-	case NT_ITYPE_OTHER_DIRECT_JUMP:
-		if (!e->cfg.all_jumps)
-			return 0;
-		/* fall through */
-	case NT_ITYPE_BRANCH_TAKEN:
-		if (e->cfg.mode == NT_MODE_HTM) {
-			add_hist(e, 1, rec->tstamp);
-			return 0;
-		}
-		e->pend = PEND_DIRECT;
-		break;
-	case NT_ITYPE_INDIRECT_CALL:
-		if (e->cfg.implicit_return)
-			ir_push(e, rec->addr + rec->size);
-		/* fall through */
-	case NT_ITYPE_INDIRECT_JUMP:
-	case NT_ITYPE_OTHER_INDIRECT_JUMP:
-		/* section 8.1: lui/auipc + jalr in the same message */
-		if (e->cfg.sequential_jump &&
-		    (rec->flags & NT_REC_SEQ_INFERABLE) && e->since_msg >= 2)
-			return 0;
-		/* fall through */
-	case NT_ITYPE_INDIRECT_3BIT:
-	case NT_ITYPE_TRAP_RETURN:
-		e->pend = PEND_INDIRECT;
-		break;
-	case NT_ITYPE_RETURN:
-		e->pend = e->cfg.implicit_return ? PEND_RETURN : PEND_INDIRECT;
-		break;
-	case NT_ITYPE_COROUTINE_SWAP:
-		if (!e->cfg.implicit_return) {
-			e->pend = PEND_INDIRECT;
-			break;
-		}
-		e->pend = PEND_SWAP;
-		e->pend_ret = rec->addr + rec->size;
-		break;
-	default:
-		return 0;
 	}
-	e->pend_btype = NT_BTYPE_INDIRECT;
-	e->pend_ts = rec->tstamp;
-	e->slow = true;
+	retire_settled(e, rec);
 	return 0;
+}
+
+/*
+ * n more plain instructions, halfwords in all, right after one that went
+ * through nt_encoder_retire(): nothing but I-CNT overflow and periodic
+ * sync can come of them.
+ */
+static void retire_more_plain(struct nt_encoder *e, uint64_t n,
+			      uint64_t halfwords, uint64_t tstamp)
+{
+	e->stats.records += n;
+	e->stats.halfwords += halfwords;
+	e->icnt += halfwords;
+	e->since_msg += n;
+	if (e->cfg.sync_mode == 3) {
+		e->sync_count += halfwords;
+		if (e->sync_count >= e->sync_period)
+			e->sync_due = e->slow = true;
+	}
+	if (e->icnt >= e->icnt_full_at)
+		icnt_full(e, tstamp);
 }
 
 int nt_encoder_retire_plain(struct nt_encoder *e, const struct nt_record *first,
 			    unsigned int n, uint64_t halfwords)
 {
-	uint64_t rest;
-
 	if (!n)
 		return 0;
 	if (first->itype != NT_ITYPE_NONE || halfwords < n ||
@@ -775,18 +827,200 @@ int nt_encoder_retire_plain(struct nt_encoder *e, const struct nt_record *first,
 		return -1;
 	if (!e->running || n == 1 || e->lost)
 		return 0;
-	/* the rest cannot emit anything but I-CNT overflow and periodic sync */
-	rest = halfwords - (first->size >> 1);
-	e->stats.records += n - 1;
-	e->stats.halfwords += rest;
-	e->icnt += rest;
-	e->since_msg += n - 1;
-	if (e->cfg.sync_mode == 3) {
-		e->sync_count += rest;
-		if (e->sync_count >= e->sync_period)
-			e->sync_due = e->slow = true;
-	}
-	if (e->icnt >= e->icnt_full_at)
-		icnt_full(e, first->tstamp);
+	retire_more_plain(e, n - 1, halfwords - (first->size >> 1),
+			  first->tstamp);
 	return 0;
+}
+
+/* traps are records of their own; conditional branches say TAKEN */
+#define BLOCK_ITYPES	(VALID_ITYPES & ~((1u << NT_ITYPE_EXCEPTION) | \
+					  (1u << NT_ITYPE_INTERRUPT) | \
+					  (1u << NT_ITYPE_BRANCH_NOT_TAKEN)))
+/* 2 and 4 bytes */
+#define VALID_SIZES	0x14u
+
+/*
+ * Bit tests, as for records; the sizes bound the half-words in front of
+ * the last instruction.
+ */
+static bool block_valid(const struct nt_block *b)
+{
+	unsigned int it = b->last_itype, pv = b->priv;
+	unsigned int fs = b->first_size, ls = b->last_size;
+	uint64_t before = (uint64_t)b->halfwords - (ls >> 1);
+	uint64_t n = b->n;
+
+	if ((it | pv | ls) > 15 ||
+	    !((BLOCK_ITYPES >> it) & (VALID_PRIVS >> pv) &
+	      (VALID_SIZES >> ls) & 1))
+		return false;
+	if (n == 1)
+		return b->halfwords == ls >> 1;
+	return n && fs <= 15 && ((VALID_SIZES >> fs) & 1) &&
+	       before >= n - 2 + (fs >> 1) && before <= 2 * n - 4 + (fs >> 1);
+}
+
+int nt_block_check(const struct nt_block *b)
+{
+	return block_valid(b) ? 0 : -1;
+}
+
+/* The last instruction of b as a record, its outcome taken from next. */
+static struct nt_record block_last(const struct nt_block *b, uint64_t next,
+				   uint64_t context, uint64_t tstamp)
+{
+	struct nt_record r = { .addr = b->last, .size = b->last_size,
+			       .itype = b->last_itype, .priv = b->priv,
+			       .context = context, .tstamp = tstamp };
+
+	if (r.itype == NT_ITYPE_BRANCH_TAKEN && next != b->target)
+		r.itype = NT_ITYPE_BRANCH_NOT_TAKEN;
+	if ((b->flags & NT_BLOCK_SEQ) && next == b->target)
+		r.flags = NT_REC_SEQ_INFERABLE;
+	return r;
+}
+
+/*
+ * Whether b, past its first instruction's boundary, could emit anything
+ * but its own control transfer's work: a sync owed, an Ownership change,
+ * a full I-CNT or a periodic sync falling due inside it. Those take the
+ * record path.
+ */
+static inline bool block_needs_records(const struct nt_encoder *e,
+				       const struct nt_block *b,
+				       uint64_t context, uint64_t tstamp)
+{
+	if (e->slow || e->icnt + b->halfwords >= e->icnt_full_at)
+		return true;
+	if (e->cfg.context && (!e->own_known || b->priv != e->cur_priv ||
+			       context != e->cur_ctx))
+		return true;
+	switch (e->cfg.sync_mode) {
+	case 2:
+		return tstamp - e->sync_ts >= e->sync_period;
+	case 3:
+		return e->sync_count + b->halfwords >= e->sync_period;
+	default:
+		return false;
+	}
+}
+
+/*
+ * The record path settles a return when the next record comes. Its target
+ * is known with the block, and an implicit return then leaves nothing
+ * pending: blocks after returns stay on the fast path. One that needs a
+ * message stays pending as an indirect branch; with a sync due it stays
+ * as it is. (Lost trace drops whatever is pending; the sync after it
+ * empties the return stack.)
+ */
+static void settle_return(struct nt_encoder *e, uint64_t next)
+{
+	if ((e->pend != PEND_RETURN && e->pend != PEND_SWAP) || e->sync_due)
+		return;
+	e->pend = pop_return(e, e->pend, next) ? PEND_NONE : PEND_INDIRECT;
+	update_slow(e);
+}
+
+/* A block that owes nothing and in which nothing falls due. */
+static inline __attribute__((always_inline)) void
+retire_block_fast(struct nt_encoder *e, const struct nt_block *b,
+		  uint64_t next, uint64_t context, uint64_t tstamp)
+{
+	struct nt_record last;
+
+	e->stats.records += b->n;
+	e->stats.halfwords += b->halfwords;
+	e->icnt += b->halfwords;
+	e->since_msg += b->n;
+	if (e->cfg.sync_mode == 3)
+		e->sync_count += b->halfwords;
+
+	/* the transfers most blocks end in, as control() would do them */
+	switch (b->last_itype) {
+	case NT_ITYPE_NONE:
+		return;
+	case NT_ITYPE_BRANCH_TAKEN:
+		if (e->cfg.mode != NT_MODE_HTM)
+			break;
+		add_hist(e, next == b->target, tstamp);
+		return;
+	case NT_ITYPE_RETURN:
+		/*
+		 * settle_return() at once; without implicit returns the
+		 * stack stays empty and every return is reported
+		 */
+		if (!ir_pop_matches(e, next)) {
+			e->pend = PEND_INDIRECT;
+			e->pend_btype = NT_BTYPE_INDIRECT;
+			e->pend_ts = tstamp;
+			e->slow = true;
+		}
+		return;
+	case NT_ITYPE_DIRECT_CALL:
+		if (e->cfg.all_jumps)
+			break;
+		if (e->cfg.implicit_return)
+			ir_push(e, b->last + b->last_size);
+		return;
+	default:
+		break;
+	}
+	last = block_last(b, next, context, tstamp);
+	control(e, &last);
+	settle_return(e, next);
+}
+
+/* The block as its records: something is owed or falls due in it. */
+static NT_COLD void retire_block_records(struct nt_encoder *e,
+					 const struct nt_block *b,
+					 uint64_t next, uint64_t context,
+					 uint64_t tstamp)
+{
+	struct nt_record first = { .addr = b->addr, .size = b->first_size,
+				   .priv = b->priv, .context = context,
+				   .tstamp = tstamp };
+	struct nt_record last = block_last(b, next, context, tstamp);
+
+	/*
+	 * The first instruction's boundary: what earlier ones left owed.
+	 * (It needs the address, level, context and time, not the size.)
+	 */
+	e->stats.records++;
+	if (e->slow) {
+		boundary(e, &first);
+		if (e->lost) {
+			/* it is dropped, as is the run behind it */
+			if (b->n > 1)
+				nt_encoder_retire(e, &last);
+			settle_return(e, next);
+			return;
+		}
+	}
+	if (!block_needs_records(e, b, context, tstamp)) {
+		e->stats.records--;	/* counted again with the block */
+		retire_block_fast(e, b, next, context, tstamp);
+		return;
+	}
+	if (b->n == 1) {
+		retire_settled(e, &last);
+	} else {
+		retire_settled(e, &first);
+		if (b->n > 2 && !e->lost)
+			retire_more_plain(e, b->n - 2, b->halfwords -
+					  (b->last_size >> 1) -
+					  (b->first_size >> 1), tstamp);
+		nt_encoder_retire(e, &last);
+	}
+	settle_return(e, next);
+}
+
+void nt_encoder_retire_block(struct nt_encoder *e, const struct nt_block *b,
+			     uint64_t next, uint64_t context, uint64_t tstamp)
+{
+	if (!e->running)
+		return;
+	if (block_needs_records(e, b, context, tstamp))
+		retire_block_records(e, b, next, context, tstamp);
+	else
+		retire_block_fast(e, b, next, context, tstamp);
 }

@@ -368,6 +368,45 @@ int nt_encoder_retire(struct nt_encoder *e, const struct nt_record *rec);
  */
 int nt_encoder_retire_plain(struct nt_encoder *e, const struct nt_record *first,
 			    unsigned int n, uint64_t halfwords);
+/*
+ * A straight run of instructions of which only the last may transfer
+ * control: what an emulator translates and runs as one block. Classify
+ * it once, retire it each time it runs.
+ */
+struct nt_block {
+	uint64_t addr;		/* the first instruction */
+	uint64_t last;		/* the last one */
+	uint64_t target;	/* where the last goes when taken (branches,
+				 * direct jumps) or, with NT_BLOCK_SEQ, its
+				 * sequentially inferable target */
+	uint32_t n;		/* instructions, at least 1 */
+	uint32_t halfwords;	/* their I-CNT units */
+	uint8_t first_size;	/* 2 or 4 (unused if n is 1) */
+	uint8_t last_size;	/* 2 or 4 */
+	uint8_t last_itype;	/* the last's itype; NT_ITYPE_BRANCH_TAKEN for
+				 * any conditional branch */
+	uint8_t priv;		/* NT_PRIV_* the block runs at */
+	uint8_t flags;		/* NT_BLOCK_* */
+};
+
+#define NT_BLOCK_SEQ	(1u << 0)	/* see nt_block.target */
+
+/*
+ * Whether b is consistent (sizes, half-words, itype, level): 0, or -1.
+ * Check a block once, when it is classified, not every time it runs.
+ */
+int nt_block_check(const struct nt_block *b);
+/*
+ * The block ran to its end and its last instruction continued at next:
+ * the same as nt_encoder_retire_plain() for the first n - 1 instructions
+ * and nt_encoder_retire() for the last (branch taken if next is the
+ * target, NT_REC_SEQ_INFERABLE if next is the sequential target), every
+ * instruction at tstamp and context. Cheaper: a block that emits nothing
+ * costs a few compares. b must have passed nt_block_check(); one that did
+ * not makes wrong trace, nothing worse.
+ */
+void nt_encoder_retire_block(struct nt_encoder *e, const struct nt_block *b,
+			     uint64_t next, uint64_t context, uint64_t tstamp);
 /* Stop tracing: ProgTraceCorrelation with evcode. */
 void nt_encoder_stop(struct nt_encoder *e, unsigned int evcode,
 		     uint64_t tstamp);

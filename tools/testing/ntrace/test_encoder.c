@@ -9,6 +9,7 @@
 
 #include "ntrace.h"
 #include "tap.h"
+#include "xorshift.h"
 
 #define MAXM 256
 
@@ -594,6 +595,300 @@ static void plain_runs(void)
 	       "retire_plain refuses a record that is not plain");
 }
 
+/* ---- blocks ----------------------------------------------------------- */
+
+#define NBLOCKS	48
+
+/* block ends a random program may have, conditional branches twice */
+static const uint8_t block_ends[] = {
+	NT_ITYPE_NONE, NT_ITYPE_BRANCH_TAKEN, NT_ITYPE_BRANCH_TAKEN,
+	NT_ITYPE_DIRECT_CALL, NT_ITYPE_DIRECT_JUMP, NT_ITYPE_RETURN,
+	NT_ITYPE_RETURN, NT_ITYPE_INDIRECT_CALL, NT_ITYPE_INDIRECT_JUMP,
+	NT_ITYPE_COROUTINE_SWAP, NT_ITYPE_TRAP_RETURN,
+	NT_ITYPE_OTHER_DIRECT_JUMP, NT_ITYPE_OTHER_INDIRECT_JUMP,
+	NT_ITYPE_INDIRECT_3BIT,
+};
+
+/*
+ * Blocks laid out back to back from 0x10000, so that falling through or
+ * returning lands on the start of a block, and jumping to any block start.
+ */
+static void random_blocks(struct nt_block *blk, uint64_t *rng)
+{
+	uint64_t pc = 0x10000;
+	unsigned int i;
+
+	for (i = 0; i < NBLOCKS; i++) {
+		struct nt_block *b = &blk[i];
+		uint64_t r = xorshift64(rng);
+
+		memset(b, 0, sizeof(*b));
+		b->addr = pc;
+		b->n = 1 + r % 9;
+		b->priv = NT_PRIV_U;
+		for (unsigned int k = 0; k < b->n; k++) {
+			unsigned int size = xorshift64(rng) & 1 ? 2 : 4;
+
+			if (k == 0)
+				b->first_size = (uint8_t)size;
+			b->last = pc;
+			b->last_size = (uint8_t)size;
+			b->halfwords += size / 2;
+			pc += size;
+		}
+		b->last_itype = block_ends[(r >> 8) % sizeof(block_ends)];
+		if (b->last_itype == NT_ITYPE_INDIRECT_JUMP ||
+		    b->last_itype == NT_ITYPE_INDIRECT_CALL)
+			b->flags = (r >> 24) & 1 ? NT_BLOCK_SEQ : 0;
+	}
+	/* the last block wraps around to the first */
+	blk[NBLOCKS - 1].last_itype = NT_ITYPE_DIRECT_JUMP;
+	for (i = 0; i < NBLOCKS; i++)
+		blk[i].target = blk[xorshift64(rng) % NBLOCKS].addr;
+	blk[NBLOCKS - 1].target = blk[0].addr;
+}
+
+static unsigned int block_at(const struct nt_block *blk, uint64_t addr)
+{
+	unsigned int i = 0;
+
+	while (i + 1 < NBLOCKS && blk[i + 1].addr <= addr)
+		i++;
+	return i;
+}
+
+/* Where b's last instruction goes, as a program with a call stack would. */
+static uint64_t block_next(const struct nt_block *blk, const struct nt_block *b,
+			   uint64_t *stack, unsigned int *depth, uint64_t *rng)
+{
+	uint64_t r = xorshift64(rng), any = blk[r % NBLOCKS].addr;
+	uint64_t ret = b->last + b->last_size;
+
+	if (b == &blk[NBLOCKS - 1])
+		return b->target;
+	switch (b->last_itype) {
+	case NT_ITYPE_NONE:
+		return ret;
+	case NT_ITYPE_BRANCH_TAKEN:
+		return (r >> 32) & 1 ? b->target : ret;
+	case NT_ITYPE_DIRECT_CALL:
+	case NT_ITYPE_INDIRECT_CALL:
+		if (*depth < 64)
+			stack[(*depth)++] = ret;
+		return b->last_itype == NT_ITYPE_DIRECT_CALL ||
+		       (b->flags & NT_BLOCK_SEQ) ? b->target : any;
+	case NT_ITYPE_RETURN:
+	case NT_ITYPE_COROUTINE_SWAP:
+		/* mostly where the call came from, at times not */
+		if (*depth && (r >> 32) % 8)
+			return stack[--(*depth)];
+		return any;
+	case NT_ITYPE_DIRECT_JUMP:
+	case NT_ITYPE_OTHER_DIRECT_JUMP:
+		return b->target;
+	default:
+		return (b->flags & NT_BLOCK_SEQ) && (r >> 32) & 1 ? b->target :
+								     any;
+	}
+}
+
+/* b as the records nt_encoder_retire_block() promises to equal. */
+static void retire_block_as_records(struct nt_encoder *e,
+				    const struct nt_block *b, uint64_t next,
+				    uint64_t ctx, uint64_t ts)
+{
+	struct nt_record r = { .addr = b->addr, .size = b->first_size,
+			       .priv = b->priv, .context = ctx, .tstamp = ts };
+
+	if (b->n > 1)
+		nt_encoder_retire_plain(e, &r, b->n - 1,
+					b->halfwords - b->last_size / 2);
+	r.addr = b->last;
+	r.size = b->last_size;
+	r.itype = b->last_itype;
+	if (r.itype == NT_ITYPE_BRANCH_TAKEN && next != b->target)
+		r.itype = NT_ITYPE_BRANCH_NOT_TAKEN;
+	if ((b->flags & NT_BLOCK_SEQ) && next == b->target)
+		r.flags = NT_REC_SEQ_INFERABLE;
+	nt_encoder_retire(e, &r);
+}
+
+/* Both encoders' new output is the same; consume it. */
+static bool same_output(struct nt_encoder *a, struct nt_encoder *b,
+			size_t *bytes)
+{
+	size_t la, lb;
+	const uint8_t *pa = nt_encoder_output(a, &la);
+	const uint8_t *pb = nt_encoder_output(b, &lb);
+	bool same = la == lb && !memcmp(pa, pb, la);
+
+	*bytes += la;
+	nt_encoder_consume(a, la);
+	nt_encoder_consume(b, lb);
+	return same &&
+	       !memcmp(nt_encoder_stats(a), nt_encoder_stats(b),
+		       sizeof(struct nt_encoder_stats));
+}
+
+/*
+ * One random configuration per seed, a random program run through it
+ * block by block and, in a second encoder, record by record; with traps,
+ * level and context changes, stops and lost trace in between.
+ */
+static bool blocks_match_records(uint64_t seed, size_t *bytes,
+				 uint64_t *overflows)
+{
+	uint64_t rng = seed, stack[64], ts = 0, ctx = 0;
+	unsigned int depth = 0, cur = 0, step;
+	struct nt_block blk[NBLOCKS];
+	struct nt_encoder_cfg cfg;
+	struct nt_encoder *a, *b;
+	uint64_t r = xorshift64(&rng);
+	const char *err = NULL;
+	bool ok = true;
+
+	nt_encoder_cfg_default(&cfg);
+	cfg.mode = r & 1 ? NT_MODE_HTM : NT_MODE_BTM;
+	cfg.icnt_bits = 5 + (r >> 1) % 12;
+	cfg.hist_bits = 3 + (r >> 5) % 10;
+	cfg.implicit_return = (r >> 9) % 4;
+	cfg.ir_depth = 1 + (r >> 11) % 6;
+	cfg.ir_partial_bits = 8;
+	cfg.sequential_jump = (r >> 14) & 1;
+	cfg.all_jumps = (r >> 15) & 1;
+	cfg.sync_mode = (r >> 16) % 4;
+	cfg.sync_max = (r >> 18) % 3;
+	cfg.context = (r >> 20) & 1;
+	cfg.repeat_history = cfg.mode == NT_MODE_HTM && (r >> 21) & 1;
+	cfg.repeat_branch = (r >> 22) & 1;
+	cfg.stream.timestamps = (r >> 23) & 1;
+	/* a FIFO that overflows unless drained in time */
+	cfg.fifo_bytes = (r >> 24) & 1 ? 0 : 4 * NT_MAX_MSG_BYTES + (r >> 25) % 64;
+	a = nt_encoder_new(&cfg, &err);
+	b = nt_encoder_new(&cfg, &err);
+	if (!a || !b) {
+		tap_diag("seed %" PRIu64 ": %s", seed, err);
+		nt_encoder_free(a);
+		nt_encoder_free(b);
+		return false;
+	}
+	random_blocks(blk, &rng);
+	nt_encoder_start(a, NT_SYNC_TRACE_ENABLE);
+	nt_encoder_start(b, NT_SYNC_TRACE_ENABLE);
+	for (step = 0; step < 3000 && ok; step++) {
+		const struct nt_block *x = &blk[cur];
+		uint64_t next = block_next(blk, x, stack, &depth, &rng);
+		uint64_t event = xorshift64(&rng) % 200;
+
+		ts += x->n;
+		if (nt_block_check(x)) {
+			tap_diag("seed %" PRIu64 ": block %u refused", seed, cur);
+			ok = false;
+		}
+		nt_encoder_retire_block(a, x, next, ctx, ts);
+		retire_block_as_records(b, x, next, ctx, ts);
+		if (event == 0) {
+			/* an exception at next, its handler in another block */
+			struct nt_record t = { .addr = next, .tstamp = ts,
+					       .priv = NT_PRIV_U, .context = ctx,
+					       .itype = NT_ITYPE_EXCEPTION };
+
+			nt_encoder_retire(a, &t);
+			nt_encoder_retire(b, &t);
+			next = blk[xorshift64(&rng) % NBLOCKS].addr;
+		} else if (event == 1) {
+			nt_encoder_stop(a, NT_EVCODE_TRACE_DISABLED, ts);
+			nt_encoder_stop(b, NT_EVCODE_TRACE_DISABLED, ts);
+			nt_encoder_start(a, NT_SYNC_TRACE_ENABLE);
+			nt_encoder_start(b, NT_SYNC_TRACE_ENABLE);
+		} else if (event == 2) {
+			nt_encoder_lost(a);
+			nt_encoder_lost(b);
+		} else if (event == 3) {
+			ctx ^= 0x55;
+		} else if (event == 4) {
+			for (unsigned int i = 0; i < NBLOCKS; i++)
+				blk[i].priv ^= NT_PRIV_S;
+		}
+		if (!cfg.fifo_bytes || !(xorshift64(&rng) % 8))
+			ok = ok && same_output(a, b, bytes);
+		cur = block_at(blk, next);
+		if (blk[cur].addr != next) {
+			tap_diag("seed %" PRIu64 ": no block at %#" PRIx64,
+				 seed, next);
+			ok = false;
+		}
+	}
+	nt_encoder_stop(a, NT_EVCODE_TRACE_DISABLED, ts);
+	nt_encoder_stop(b, NT_EVCODE_TRACE_DISABLED, ts);
+	ok = ok && same_output(a, b, bytes);
+	*overflows += nt_encoder_stats(a)->overflows;
+	if (!ok)
+		tap_diag("seed %" PRIu64 ": differs at step %u (mode %u, "
+			 "return mode %u depth %u, seq %d, all jumps %d, sync "
+			 "%u/%u, context %d, RH %d, RB %d, timestamps %d)",
+			 seed, step, cfg.mode, cfg.implicit_return,
+			 cfg.ir_depth, cfg.sequential_jump, cfg.all_jumps,
+			 cfg.sync_mode, cfg.sync_max, cfg.context,
+			 cfg.repeat_history, cfg.repeat_branch,
+			 cfg.stream.timestamps);
+	nt_encoder_free(a);
+	nt_encoder_free(b);
+	return ok;
+}
+
+static void blocks(void)
+{
+	struct nt_block good = { .addr = 0x100, .last = 0x106, .n = 3,
+				 .halfwords = 5, .first_size = 4,
+				 .last_size = 2, .last_itype = NT_ITYPE_NONE };
+	struct nt_block bad;
+	unsigned int seed, failed = 0;
+	uint64_t overflows = 0;
+	size_t bytes = 0;
+
+	for (seed = 1; seed <= 400; seed++)
+		failed += !blocks_match_records(seed, &bytes, &overflows);
+	tap_ok(!failed && bytes > 100000 && overflows > 100,
+	       "retire_block: 400 random configurations and programs, "
+	       "%zu bytes, %" PRIu64 " overflows, identical to the records "
+	       "(%u differ)", bytes, overflows, failed);
+
+	tap_ok(nt_block_check(&good) == 0, "block check takes a consistent block");
+	bad = good;
+	bad.halfwords = 7;
+	tap_ok(nt_block_check(&bad) == -1,
+	       "block check refuses more half-words than the sizes allow");
+	bad.halfwords = 3;
+	tap_ok(nt_block_check(&bad) == -1,
+	       "block check refuses fewer half-words than the sizes allow");
+	bad = good;
+	bad.n = 0;
+	tap_ok(nt_block_check(&bad) == -1, "block check refuses an empty block");
+	bad = good;
+	bad.last_itype = NT_ITYPE_EXCEPTION;
+	tap_ok(nt_block_check(&bad) == -1,
+	       "block check refuses a trap as the last instruction");
+	bad = good;
+	bad.priv = 2;
+	tap_ok(nt_block_check(&bad) == -1,
+	       "block check refuses privilege level 2");
+	bad = good;
+	bad.last_size = 3;
+	tap_ok(nt_block_check(&bad) == -1,
+	       "block check refuses a 3-byte instruction");
+	bad = good;
+	bad.first_size = 200;
+	tap_ok(nt_block_check(&bad) == -1,
+	       "block check refuses a 200-byte first instruction");
+	bad = good;
+	bad.n = 1;
+	bad.halfwords = 1;
+	bad.first_size = 200;
+	tap_ok(nt_block_check(&bad) == 0,
+	       "block check ignores the first size of a one-instruction block");
+}
+
 int main(void)
 {
 	icnt_examples();
@@ -609,5 +904,6 @@ int main(void)
 	overflow();
 	bad_configs();
 	plain_runs();
+	blocks();
 	return tap_done();
 }

@@ -923,60 +923,104 @@ int nt_reader_next(struct nt_reader *r, struct nt_msg *m)
 
 /* ---- writer --------------------------------------------------------- */
 
+/*
+ * Eight 6-bit MDO groups (the low 48 bits of acc) spread to the top six
+ * bits of eight bytes, first group in the lowest byte: 2 x 24 -> 4 x 12
+ * -> 8 x 6 bits. MSEO goes in the low two bits of each byte.
+ */
+static uint64_t spread_groups(uint64_t acc)
+{
+	uint64_t b = (acc & 0xffffffull) | ((acc & 0xffffff000000ull) << 8);
+
+	b = (b & 0x00000fff00000fffull) | ((b & 0x00fff00000fff000ull) << 4);
+	b = (b & 0x003f003f003f003full) | ((b & 0x0fc00fc00fc00fc0ull) << 2);
+	return b << 2;
+}
+
+/*
+ * Messages are written eight bytes at a time: MDO bits gather in acc, the
+ * MSEO of each of its groups in mseo (two bits per byte, as they go out),
+ * and every 48 bits become one word of output.
+ */
 struct bit_writer {
 	uint8_t *out;
 	size_t cap, n;
 	uint64_t acc;		/* MDO bits not yet written */
-	unsigned int nacc;	/* 0..5 */
+	unsigned int nacc;	/* 0..47 */
+	uint64_t mseo;
 	bool overflow;
 };
 
-static void bw_byte(struct bit_writer *w, unsigned int mdo, unsigned int mseo)
+/* The first ngroups groups of acc go out. */
+static void bw_put(struct bit_writer *w, unsigned int ngroups)
 {
-	if (w->n >= w->cap) {
-		w->overflow = true;
+	uint64_t b = spread_groups(w->acc) | w->mseo;
+
+#if __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__
+	b = __builtin_bswap64(b);
+#endif
+	if (ngroups == 8 && w->cap - w->n >= 8) {
+		memcpy(w->out + w->n, &b, 8);
+		w->n += 8;
 		return;
 	}
-	w->out[w->n++] = (uint8_t)(((mdo & 0x3f) << 2) | mseo);
-}
-
-static void bw_fixed(struct bit_writer *w, uint64_t v, unsigned int nbits)
-{
-	while (nbits) {
-		unsigned int take = 6 - w->nacc;
-
-		if (take > nbits)
-			take = nbits;
-		w->acc |= (v & low_mask(take)) << w->nacc;
-		v >>= take;
-		nbits -= take;
-		w->nacc += take;
-		if (w->nacc == 6) {
-			bw_byte(w, (unsigned int)w->acc, MSEO_NORMAL);
-			w->acc = 0;
-			w->nacc = 0;
+	for (unsigned int k = 0; k < ngroups; k++) {
+		if (w->n >= w->cap) {
+			w->overflow = true;
+			return;
 		}
+		w->out[w->n++] = (uint8_t)(b >> (8 * k));
 	}
 }
 
-/* Emit a variable field holding exactly the low nbits of v (nbits >= 1). */
+static void bw_flush_word(struct bit_writer *w)
+{
+	bw_put(w, 8);
+	w->acc = 0;
+	w->nacc = 0;
+	w->mseo = 0;
+}
+
+/* A fixed field: nbits (at most 16) of v. */
+static void bw_fixed(struct bit_writer *w, uint64_t v, unsigned int nbits)
+{
+	unsigned int room = 48 - w->nacc;
+
+	v &= low_mask(nbits);
+	if (nbits >= room) {
+		w->acc |= (v & low_mask(room)) << w->nacc;
+		bw_flush_word(w);
+		v >>= room;
+		nbits -= room;
+	}
+	w->acc |= v << w->nacc;
+	w->nacc += nbits;
+}
+
+/* A variable field holding exactly the low nbits of v (nbits >= 1). */
 static void bw_var_bits(struct bit_writer *w, uint64_t v, unsigned int nbits,
 			bool last)
 {
 	for (;;) {
-		unsigned int take = 6 - w->nacc;
-		bool end = nbits <= take;
+		unsigned int room = 48 - w->nacc;
 
-		w->acc |= (v & low_mask(take)) << w->nacc;
-		v = take >= 64 ? 0 : v >> take;
-		bw_byte(w, (unsigned int)w->acc,
-			end ? (last ? MSEO_END_MSG : MSEO_END_FIELD)
-			    : MSEO_NORMAL);
-		w->acc = 0;
-		w->nacc = 0;
-		if (end)
+		if (nbits <= room) {
+			w->acc |= (v & low_mask(nbits)) << w->nacc;
+			/* the field ends with its group, padded with zeroes */
+			w->nacc = (w->nacc + nbits + 5) / 6 * 6;
+			w->mseo |= (uint64_t)(last ? MSEO_END_MSG :
+					      MSEO_END_FIELD) <<
+				   (8 * (w->nacc / 6 - 1));
+			if (last)
+				bw_put(w, w->nacc / 6);
+			else if (w->nacc == 48)
+				bw_flush_word(w);
 			return;
-		nbits -= take;
+		}
+		w->acc |= (v & low_mask(room)) << w->nacc;
+		bw_flush_word(w);
+		v >>= room;
+		nbits -= room;
 	}
 }
 
@@ -1009,7 +1053,7 @@ static void bw_addr(struct bit_writer *w, const struct nt_stream_cfg *cfg,
 		bw_var(w, v, last);
 		return;
 	}
-	for (nbits = 6 - w->nacc; nbits < width; nbits += 6)
+	for (nbits = 6 - w->nacc % 6; nbits < width; nbits += 6)
 		if (extend_addr(cfg, v & low_mask(nbits), nbits) == v)
 			break;
 	bw_var_bits(w, v, nbits < width ? nbits : width, last);
@@ -1080,11 +1124,7 @@ static int write_branch_msg(const struct nt_stream_cfg *cfg,
 	}
 	/* the last byte ends the message: MSEO=11 */
 	mseo |= 2ull << (8 * (n / 6 - 1));
-	/* 2 x 24 -> 4 x 12 -> 8 x 6 bits, one group per byte */
-	b = (acc & 0xffffffull) | ((acc & 0xffffff000000ull) << 8);
-	b = (b & 0x00000fff00000fffull) | ((b & 0x00fff00000fff000ull) << 4);
-	b = (b & 0x003f003f003f003full) | ((b & 0x0fc00fc00fc00fc0ull) << 2);
-	b = (b << 2) | mseo;
+	b = spread_groups(acc) | mseo;
 #if __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__
 	b = __builtin_bswap64(b);
 #endif

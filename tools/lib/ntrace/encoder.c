@@ -1014,13 +1014,14 @@ static NT_COLD void retire_block_records(struct nt_encoder *e,
 	settle_return(e, next);
 }
 
-void nt_encoder_retire_block(struct nt_encoder *e, const struct nt_block *b,
-			     uint64_t next, uint64_t context, uint64_t tstamp)
+size_t nt_encoder_retire_block(struct nt_encoder *e, const struct nt_block *b,
+			       uint64_t next, uint64_t context, uint64_t tstamp)
 {
-	if (!e->running)
-		return;
-	if (block_needs_records(e, b, context, tstamp))
-		retire_block_records(e, b, next, context, tstamp);
-	else
-		retire_block_fast(e, b, next, context, tstamp);
+	if (e->running) {
+		if (block_needs_records(e, b, context, tstamp))
+			retire_block_records(e, b, next, context, tstamp);
+		else
+			retire_block_fast(e, b, next, context, tstamp);
+	}
+	return e->olen - e->ohead;
 }

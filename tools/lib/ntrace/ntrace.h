@@ -403,10 +403,12 @@ int nt_block_check(const struct nt_block *b);
  * target, NT_REC_SEQ_INFERABLE if next is the sequential target), every
  * instruction at tstamp and context. Cheaper: a block that emits nothing
  * costs a few compares. b must have passed nt_block_check(); one that did
- * not makes wrong trace, nothing worse.
+ * not makes wrong trace, nothing worse. Returns the bytes of output not
+ * yet consumed, as nt_encoder_output() would.
  */
-void nt_encoder_retire_block(struct nt_encoder *e, const struct nt_block *b,
-			     uint64_t next, uint64_t context, uint64_t tstamp);
+size_t nt_encoder_retire_block(struct nt_encoder *e, const struct nt_block *b,
+			       uint64_t next, uint64_t context,
+			       uint64_t tstamp);
 /* Stop tracing: ProgTraceCorrelation with evcode. */
 void nt_encoder_stop(struct nt_encoder *e, unsigned int evcode,
 		     uint64_t tstamp);

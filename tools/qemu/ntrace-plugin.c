@@ -18,7 +18,9 @@
  * keys blocks by it, so a block only ever runs at the level it was
  * translated for); its exec callback marks it as running; the next
  * block's start, or a discontinuity callback (trap), says how far it got
- * and where its last instruction went. The exec callback is conditional
+ * and where its last instruction went. A block that ran to its end goes
+ * to the encoder whole (nt_encoder_retire_block()); one a trap cut short,
+ * record by record. The exec callback is conditional
  * on a per-hart flag that is set only while the hart's encoder is enabled
  * or its timestamp counter counts: an idle plugin leaves QEMU's generated
  * code almost as fast as without it. Register writes are seen by store
@@ -116,6 +118,9 @@ struct insn {
 struct tbinfo {
 	unsigned int n;
 	uint8_t priv;		/* the level QEMU translated the block for */
+	bool whole;		/* only its last instruction is not plain */
+	struct nt_block blk;	/* the block for the encoder, if whole */
+	/* for retire_part(): */
 	unsigned int run;	/* leading plain instructions (not the last) */
 	uint64_t run_half;	/* their size in halfwords */
 	struct insn insn[];
@@ -574,31 +579,36 @@ static void retire(unsigned int h, const struct nt_record *r)
 		fprintf(t->truth, "0x%" PRIx64 "\n", r->addr);
 }
 
-/* Records for insn i of a block, now that the next PC is known. */
-static void complete(unsigned int h, const struct insn *x, uint64_t next,
-		     bool next_known)
+/* What x does as a block's last instruction; conditional branches TAKEN. */
+static uint8_t transfer_itype(const struct insn *x)
 {
-	struct nt_record r = { .addr = x->pc, .size = x->in.size,
-			       .priv = harts[h].priv, .tstamp = harts[h].insns };
-
 	switch (x->in.iclass) {
 	case NT_IC_BRANCH:
-		r.itype = next_known && next == x->in.target ?
-			  NT_ITYPE_BRANCH_TAKEN : NT_ITYPE_BRANCH_NOT_TAKEN;
-		break;
+		return NT_ITYPE_BRANCH_TAKEN;
 	case NT_IC_JAL:
 	case NT_IC_JALR:
 	case NT_IC_POPRET:
 	case NT_IC_TABLE_JUMP:
 	case NT_IC_TRAP_RETURN:
-		r.itype = x->in.itype;
-		if (x->seq && next_known && next == x->seq_target)
-			r.flags = NT_REC_SEQ_INFERABLE;
-		break;
+		return x->in.itype;
 	default:
-		r.itype = NT_ITYPE_NONE;
-		break;
+		return NT_ITYPE_NONE;
 	}
+}
+
+/* Records for insn i of a block, now that the next PC is known. */
+static void complete(unsigned int h, const struct insn *x, uint64_t next,
+		     bool next_known)
+{
+	struct nt_record r = { .addr = x->pc, .size = x->in.size,
+			       .priv = harts[h].priv, .tstamp = harts[h].insns,
+			       .itype = transfer_itype(x) };
+
+	if (r.itype == NT_ITYPE_BRANCH_TAKEN &&
+	    !(next_known && next == x->in.target))
+		r.itype = NT_ITYPE_BRANCH_NOT_TAKEN;
+	if (x->seq && next_known && next == x->seq_target)
+		r.flags = NT_REC_SEQ_INFERABLE;
 	retire(h, &r);
 }
 
@@ -625,22 +635,36 @@ static unsigned int plain_run(const struct tbinfo *b, unsigned int upto,
 }
 
 /*
- * The running block ended: instructions [0, upto) retired, the last of
- * them continuing at next. The straight run in front of the last one
- * (QEMU ends blocks at control transfers) goes to the encoder at once.
+ * The block ran to its end and went to next: the common case. Returns
+ * the encoder's output waiting to be drained.
  */
-static void finish_block(unsigned int h, unsigned int upto, uint64_t next,
-			 bool next_known)
+static size_t retire_whole(struct hart *t, const struct tbinfo *b,
+			   uint64_t next)
+{
+	size_t pending = 0;
+
+	if (t->tracing) {
+		pending = nt_encoder_retire_block(t->enc, &b->blk, next, 0,
+						  t->insns);
+		for (unsigned int i = 0; t->truth && i < b->n; i++)
+			fprintf(t->truth, "0x%" PRIx64 "\n", b->insn[i].pc);
+	}
+	t->insns += b->n;
+	return pending;
+}
+
+/*
+ * Instructions [0, upto) of the block retired (a trap ended it early, or
+ * where it went is not known), one record each but for the straight run
+ * in front of the last one (QEMU ends blocks at control transfers).
+ */
+static void retire_part(unsigned int h, const struct tbinfo *b,
+			unsigned int upto, uint64_t next, bool next_known)
 {
 	struct hart *t = &harts[h];
-	const struct tbinfo *b = t->cur;
 	unsigned int i, run;
 	uint64_t half = 0;
-	size_t pending;
 
-	t->cur = NULL;
-	if (!b || !upto)
-		return;
 	if (upto == b->n) {
 		run = b->run;
 		half = b->run_half;
@@ -665,11 +689,31 @@ static void finish_block(unsigned int h, unsigned int upto, uint64_t next,
 		complete(h, &b->insn[i], last ? next : b->insn[i].pc +
 			 b->insn[i].in.size, last ? next_known : true);
 	}
-	if (t->tracing) {
-		nt_encoder_output(t->enc, &pending);
-		if (pending >= DRAIN_BYTES)
-			drain(h);
+}
+
+/*
+ * The running block ended: instructions [0, upto) retired, the last of
+ * them continuing at next.
+ */
+static void finish_block(unsigned int h, unsigned int upto, uint64_t next,
+			 bool next_known)
+{
+	struct hart *t = &harts[h];
+	const struct tbinfo *b = t->cur;
+	size_t pending = 0;
+
+	t->cur = NULL;
+	if (!b || !upto)
+		return;
+	if (upto == b->n && next_known && b->whole) {
+		pending = retire_whole(t, b, next);
+	} else {
+		retire_part(h, b, upto, next, next_known);
+		if (t->tracing)
+			nt_encoder_output(t->enc, &pending);
 	}
+	if (pending >= DRAIN_BYTES)
+		drain(h);
 }
 
 static void publish_once(void)
@@ -749,9 +793,10 @@ static void tb_exec(unsigned int vcpu, void *ud)
 				  last->in.iclass != NT_IC_TRAP_RETURN;
 
 		t->unreported_traps += unreported;
-		finish_block(vcpu, t->cur->n, b->insn[0].pc, !unreported);
+		finish_block(vcpu, t->cur->n, b->blk.addr, !unreported);
 	}
-	enter_level(vcpu, b->priv);
+	if (b->priv != t->priv || t->trap_pending)
+		enter_level(vcpu, b->priv);
 	t->cur = b;
 }
 
@@ -809,6 +854,27 @@ static void mem_cb(unsigned int vcpu, qemu_plugin_meminfo_t info,
 	storing_hart = MAX_HARTS;
 }
 
+/* The block as the encoder retires it when it runs to its end. */
+static void describe_block(struct tbinfo *b)
+{
+	const struct insn *last = &b->insn[b->n - 1];
+	struct nt_block *k = &b->blk;
+
+	k->addr = b->insn[0].pc;
+	k->first_size = b->insn[0].in.size;
+	k->last = last->pc;
+	k->last_size = last->in.size;
+	k->n = b->n;
+	k->halfwords = (uint32_t)(b->run_half + last->in.size / 2);
+	k->priv = b->priv;
+	k->last_itype = transfer_itype(last);
+	k->target = last->in.target;
+	if (last->seq) {
+		k->target = last->seq_target;
+		k->flags = NT_BLOCK_SEQ;
+	}
+}
+
 static uint8_t translated_priv(void)
 {
 	uint64_t v;
@@ -861,6 +927,8 @@ static void tb_trans(struct qemu_plugin_tb *tb, void *ud)
 				QEMU_PLUGIN_MEM_W, (void *)(uintptr_t)b->priv);
 	}
 	b->run = plain_run(b, b->n, &b->run_half);
+	describe_block(b);
+	b->whole = b->run + 1 == b->n && !nt_block_check(&b->blk);
 	/* R_REGS: with several harts it reads mhartid */
 	qemu_plugin_register_vcpu_tb_exec_cond_cb(tb, tb_exec,
 						  QEMU_PLUGIN_CB_R_REGS,

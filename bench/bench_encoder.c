@@ -285,8 +285,55 @@ struct result {
 	double cpu, wall;
 };
 
+/* One replay record by record. */
+static uint64_t replay_records(struct nt_encoder *e, struct recs *rs,
+			       uint64_t *ts)
+{
+	uint64_t bytes = 0;
+	size_t i = 0;
+
+	while (i < rs->n) {
+		size_t end = i + DRAIN_EVERY < rs->n ? i + DRAIN_EVERY : rs->n;
+
+		/*
+		 * A stand-in cycle counter, as 'ntrace encode' uses; written
+		 * in place, as a copy of the record would cost the loop more
+		 * than the store.
+		 */
+		for (; i < end; i++) {
+			rs->r[i].tstamp = ++*ts;
+			nt_encoder_retire(e, &rs->r[i]);
+		}
+		bytes += drain(e);
+	}
+	return bytes;
+}
+
+/* One replay block by block, every instruction counting on the clock. */
+static uint64_t replay_blocks(struct nt_encoder *e, const struct steps *ss,
+			      uint64_t *ts)
+{
+	uint64_t bytes = 0;
+
+	for (size_t i = 0; i < ss->n; i++) {
+		const struct step *st = &ss->s[i];
+
+		if (st->trap) {
+			nt_encoder_retire(e, st->trap);
+			continue;
+		}
+		nt_encoder_retire_block(e, &st->b, st->next, 0, *ts);
+		*ts += st->b.n;
+		if (!(i % (DRAIN_EVERY / 4)))
+			bytes += drain(e);
+	}
+	return bytes;
+}
+
+/* Replay until want records went in; as blocks if ss is given. */
 static void run_encoder(const struct optset *o, struct recs *rs,
-			uint64_t want, struct result *res)
+			const struct steps *ss, uint64_t want,
+			struct result *res)
 {
 	struct nt_encoder *e = make_encoder(o);
 	uint64_t ts = 0, bytes = 0, done = 0, replays = 0;
@@ -295,23 +342,8 @@ static void run_encoder(const struct optset *o, struct recs *rs,
 	clocks_now(&t0);
 	nt_encoder_start(e, NT_SYNC_TRACE_ENABLE);
 	while (done < want) {
-		size_t i = 0;
-
-		while (i < rs->n) {
-			size_t end = i + DRAIN_EVERY < rs->n ? i + DRAIN_EVERY
-							      : rs->n;
-
-			/*
-			 * A stand-in cycle counter, as 'ntrace encode' uses;
-			 * written in place, as a copy of the record would
-			 * cost the loop more than the store.
-			 */
-			for (; i < end; i++) {
-				rs->r[i].tstamp = ++ts;
-				nt_encoder_retire(e, &rs->r[i]);
-			}
-			bytes += drain(e);
-		}
+		bytes += ss ? replay_blocks(e, ss, &ts) :
+			      replay_records(e, rs, &ts);
 		done += rs->n;
 		replays++;
 	}
@@ -322,46 +354,6 @@ static void run_encoder(const struct optset *o, struct recs *rs,
 	if (nt_encoder_stats(e)->records != done)
 		die("%s: encoder counted %" PRIu64 " records, fed %" PRIu64,
 		    o->name, nt_encoder_stats(e)->records, done);
-	res->records = done;
-	res->insns = rs->insns * replays;
-	res->bytes = bytes;
-	res->cpu = t1.cpu - t0.cpu;
-	res->wall = t1.wall - t0.wall;
-	nt_encoder_free(e);
-}
-
-static void run_blocks(const struct optset *o, const struct steps *ss,
-		       const struct recs *rs, uint64_t want, struct result *res)
-{
-	struct nt_encoder *e = make_encoder(o);
-	uint64_t ts = 0, bytes = 0, done = 0, replays = 0;
-	struct clocks t0, t1;
-
-	clocks_now(&t0);
-	nt_encoder_start(e, NT_SYNC_TRACE_ENABLE);
-	while (done < want) {
-		for (size_t i = 0; i < ss->n; i++) {
-			const struct step *st = &ss->s[i];
-
-			if (st->trap) {
-				nt_encoder_retire(e, st->trap);
-				continue;
-			}
-			nt_encoder_retire_block(e, &st->b, st->next, 0, ts);
-			ts += st->b.n;
-			if (!(i % (DRAIN_EVERY / 4)))
-				bytes += drain(e);
-		}
-		done += rs->n;
-		replays++;
-	}
-	nt_encoder_stop(e, NT_EVCODE_TRACE_DISABLED, ts + 1);
-	bytes += drain(e);
-	clocks_now(&t1);
-
-	if (nt_encoder_stats(e)->records != done)
-		die("%s: encoder counted %" PRIu64 " records in blocks, fed %"
-		    PRIu64, o->name, nt_encoder_stats(e)->records, done);
 	res->records = done;
 	res->insns = rs->insns * replays;
 	res->bytes = bytes;
@@ -417,7 +409,6 @@ static int throughput(const char *elf, const char *pcs, uint64_t want,
 	struct recs rs = { 0 };
 	struct steps ss;
 	struct result res;
-	char name[64];
 	size_t k;
 
 	load(&rs, elf, pcs);
@@ -435,11 +426,10 @@ static int throughput(const char *elf, const char *pcs, uint64_t want,
 	for (k = 0; k < NSETS; k++) {
 		if (only && strcmp(only, sets[k].name))
 			continue;
-		run_encoder(&sets[k], &rs, want, &res);
+		run_encoder(&sets[k], &rs, NULL, want, &res);
 		print_row(sets[k].name, &res);
-		run_blocks(&sets[k], &ss, &rs, want, &res);
-		snprintf(name, sizeof(name), "  as blocks");
-		print_row(name, &res);
+		run_encoder(&sets[k], &rs, &ss, want, &res);
+		print_row("  as blocks", &res);
 		fflush(stdout);
 	}
 	free(ss.s);

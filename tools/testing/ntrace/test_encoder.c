@@ -849,15 +849,37 @@ static bool blocks_match_records(uint64_t seed, size_t *bytes,
 	return ok;
 }
 
+/* n instructions, the first and last this long, ending in itype at priv */
+#define BLOCK(n_, hw, fs, ls, it, pv)					\
+	{ .addr = 0x100, .last = 0x106, .n = n_, .halfwords = hw,	\
+	  .first_size = fs, .last_size = ls, .last_itype = it, .priv = pv }
+
+static const struct {
+	struct nt_block b;
+	int want;
+	const char *what;
+} checks[] = {
+	{ BLOCK(3, 5, 4, 2, NT_ITYPE_NONE, 0), 0, "a consistent block" },
+	{ BLOCK(3, 7, 4, 2, NT_ITYPE_NONE, 0), -1,
+	  "more half-words than the sizes allow" },
+	{ BLOCK(3, 3, 4, 2, NT_ITYPE_NONE, 0), -1,
+	  "fewer half-words than the sizes allow" },
+	{ BLOCK(0, 5, 4, 2, NT_ITYPE_NONE, 0), -1, "an empty block" },
+	{ BLOCK(3, 5, 4, 2, NT_ITYPE_EXCEPTION, 0), -1,
+	  "a trap as the last instruction" },
+	{ BLOCK(3, 5, 4, 2, NT_ITYPE_NONE, 2), -1, "privilege level 2" },
+	{ BLOCK(3, 5, 4, 3, NT_ITYPE_NONE, 0), -1, "a 3-byte instruction" },
+	{ BLOCK(3, 5, 200, 2, NT_ITYPE_NONE, 0), -1,
+	  "a 200-byte first instruction" },
+	{ BLOCK(1, 1, 200, 2, NT_ITYPE_RETURN, 0), 0,
+	  "a one-instruction block whatever its first size" },
+};
+
 static void blocks(void)
 {
-	struct nt_block good = { .addr = 0x100, .last = 0x106, .n = 3,
-				 .halfwords = 5, .first_size = 4,
-				 .last_size = 2, .last_itype = NT_ITYPE_NONE };
-	struct nt_block bad;
 	unsigned int seed, failed = 0;
 	uint64_t overflows = 0;
-	size_t bytes = 0;
+	size_t bytes = 0, k;
 
 	for (seed = 1; seed <= 400; seed++)
 		failed += !blocks_match_records(seed, &bytes, &overflows);
@@ -866,39 +888,10 @@ static void blocks(void)
 	       "%zu bytes, %" PRIu64 " overflows, identical to the records "
 	       "(%u differ)", bytes, overflows, failed);
 
-	tap_ok(nt_block_check(&good) == 0, "block check takes a consistent block");
-	bad = good;
-	bad.halfwords = 7;
-	tap_ok(nt_block_check(&bad) == -1,
-	       "block check refuses more half-words than the sizes allow");
-	bad.halfwords = 3;
-	tap_ok(nt_block_check(&bad) == -1,
-	       "block check refuses fewer half-words than the sizes allow");
-	bad = good;
-	bad.n = 0;
-	tap_ok(nt_block_check(&bad) == -1, "block check refuses an empty block");
-	bad = good;
-	bad.last_itype = NT_ITYPE_EXCEPTION;
-	tap_ok(nt_block_check(&bad) == -1,
-	       "block check refuses a trap as the last instruction");
-	bad = good;
-	bad.priv = 2;
-	tap_ok(nt_block_check(&bad) == -1,
-	       "block check refuses privilege level 2");
-	bad = good;
-	bad.last_size = 3;
-	tap_ok(nt_block_check(&bad) == -1,
-	       "block check refuses a 3-byte instruction");
-	bad = good;
-	bad.first_size = 200;
-	tap_ok(nt_block_check(&bad) == -1,
-	       "block check refuses a 200-byte first instruction");
-	bad = good;
-	bad.n = 1;
-	bad.halfwords = 1;
-	bad.first_size = 200;
-	tap_ok(nt_block_check(&bad) == 0,
-	       "block check ignores the first size of a one-instruction block");
+	for (k = 0; k < sizeof(checks) / sizeof(checks[0]); k++)
+		tap_ok(nt_block_check(&checks[k].b) == checks[k].want,
+		       "block check %s %s", checks[k].want ? "refuses" : "takes",
+		       checks[k].what);
 }
 
 int main(void)

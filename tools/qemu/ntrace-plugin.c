@@ -770,7 +770,7 @@ static void enter_level(unsigned int h, uint8_t priv)
 
 static void tb_exec(unsigned int vcpu, void *ud)
 {
-	const struct tbinfo *b = ud;
+	const struct tbinfo *b = ud, *prev;
 	struct hart *t;
 
 	/* QEMU's vcpu can name another hart (see the top of this file) */
@@ -781,8 +781,14 @@ static void tb_exec(unsigned int vcpu, void *ud)
 	t = &harts[vcpu];
 	if (!t->watched)
 		return;
-	if (t->cur) {
-		const struct insn *last = &t->cur->insn[t->cur->n - 1];
+	prev = t->cur;
+	if (prev && prev->whole && b->priv == t->priv) {
+		/* the common case, finish_block()'s first branch at once */
+		t->cur = NULL;
+		if (retire_whole(t, prev, b->blk.addr) >= DRAIN_BYTES)
+			drain(vcpu);
+	} else if (prev) {
+		const struct insn *last = &prev->insn[prev->n - 1];
 
 		/*
 		 * Only traps and trap returns change the level: should QEMU
@@ -793,7 +799,7 @@ static void tb_exec(unsigned int vcpu, void *ud)
 				  last->in.iclass != NT_IC_TRAP_RETURN;
 
 		t->unreported_traps += unreported;
-		finish_block(vcpu, t->cur->n, b->blk.addr, !unreported);
+		finish_block(vcpu, prev->n, b->blk.addr, !unreported);
 	}
 	if (b->priv != t->priv || t->trap_pending)
 		enter_level(vcpu, b->priv);

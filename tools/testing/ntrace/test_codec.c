@@ -272,7 +272,7 @@ static void round_trips(void)
 		};
 		size_t len = 0, n, i, bad = 0, chunk_bad = 0;
 		uint64_t time[1 << 12] = { 0 };
-		size_t nsent = 0, packed = 0, packed_bad = 0;
+		size_t nsent = 0, packed = 0, packed_bad = 0, short_bad = 0;
 
 		for (i = 0; i < 2000; i++) {
 			struct nt_msg *m = &sent[nsent];
@@ -296,6 +296,15 @@ static void round_trips(void)
 				if (nt_write_msg(&cfg, m, ref, (size_t)w) != w ||
 				    memcmp(ref, buf + len, (size_t)w))
 					packed_bad++;
+			}
+			/* one byte short: refused, nothing past the room */
+			{
+				uint8_t small[64];
+
+				memset(small, 0xa5, sizeof(small));
+				if (nt_write_msg(&cfg, m, small, (size_t)w - 1) != -1 ||
+				    small[w - 1] != 0xa5)
+					short_bad++;
 			}
 			len += (size_t)w;
 			nsent++;
@@ -324,6 +333,9 @@ static void round_trips(void)
 		tap_ok(!packed_bad, "packed and byte-wise writing agree (src=%u "
 		       "ts=%u ext=%u xlen=%u): %zu short messages, %zu differ",
 		       src_bits, ts, ext, xlen, packed, packed_bad);
+		tap_ok(!short_bad, "a byte too little room is refused and not "
+		       "overrun (src=%u ts=%u ext=%u xlen=%u): %zu bad",
+		       src_bits, ts, ext, xlen, short_bad);
 
 		/* any chunking gives the same messages */
 		for (size_t chunk = 1; chunk <= 67; chunk += 11) {

@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "ntrace.h"
+#include "pack.h"
 
 #define MSEO_NORMAL	0u
 #define MSEO_END_FIELD	1u
@@ -1092,48 +1093,47 @@ static unsigned int round_up6(unsigned int bits)
 }
 
 /*
- * The reader's short_msg_in_word() the other way round: DirectBranch,
- * IndirectBranch and IndirectBranchHist without TSTAMP or address
- * extension, when they fit eight bytes, are packed in one word: the MDO
- * bits of every field, spread to bytes, with MSEO set where fields and
- * the message end. The bytes are those of the general path below, which
- * a caller gets by offering no more than eight bytes of room (the tests
- * compare the two that way). Returns the length, or 0.
+ * The reader's short_msg_in_word() the other way round: the MDO bits of
+ * every field in one word, spread to bytes, with MSEO set where fields
+ * and the message end. The bytes are those of the general path below,
+ * which nt_write_msg() takes when offered no more than eight bytes of
+ * room (the tests compare the two that way).
  */
-static int write_branch_msg(const struct nt_stream_cfg *cfg,
-			    const struct nt_msg *m, uint8_t *out, size_t cap)
+int nt_pack_branch(const struct nt_stream_cfg *cfg, unsigned int tcode,
+		   unsigned int src, unsigned int btype, uint64_t icnt,
+		   uint64_t addr_field, uint64_t hist, uint8_t *out,
+		   bool spare)
 {
 	unsigned int fixed_bits = 6 + cfg->src_bits, e1, e2 = 0, e3 = 0, n;
 	uint64_t acc, addr = 0, mseo, b;
-	bool ts = cfg->timestamps && (m->fields & NT_F_TSTAMP);
 
-	if (cap <= 8 || ts || cfg->extend_addr_msb)
+	if (cfg->extend_addr_msb)
 		return 0;
-	switch (m->tcode) {
+	switch (tcode) {
 	case NT_TCODE_DIRECT_BRANCH:
 		break;
 	case NT_TCODE_INDIRECT_BRANCH:
 	case NT_TCODE_INDIRECT_BRANCH_HIST:
-		if (m->btype > 3)
+		if (btype > 3)
 			return 0;
 		fixed_bits += 2;
 		break;
 	default:
 		return 0;
 	}
-	acc = m->tcode;
+	acc = tcode;
 	if (cfg->src_bits)
-		acc |= (uint64_t)m->src << 6;
-	if (m->tcode != NT_TCODE_DIRECT_BRANCH)
-		acc |= (uint64_t)m->btype << (6 + cfg->src_bits);
-	e1 = round_up6(fixed_bits + (m->icnt ? bit_length(m->icnt) : 1));
+		acc |= (uint64_t)src << 6;
+	if (tcode != NT_TCODE_DIRECT_BRANCH)
+		acc |= (uint64_t)btype << (6 + cfg->src_bits);
+	e1 = round_up6(fixed_bits + (icnt ? bit_length(icnt) : 1));
 	if (e1 > 48)
 		return 0;
-	acc |= m->icnt << fixed_bits;
+	acc |= icnt << fixed_bits;
 	mseo = 1ull << (8 * (e1 / 6 - 1));
 	n = e1;
-	if (m->tcode != NT_TCODE_DIRECT_BRANCH) {
-		addr = m->addr_field & low_mask(addr_field_bits(cfg));
+	if (tcode != NT_TCODE_DIRECT_BRANCH) {
+		addr = addr_field & low_mask(addr_field_bits(cfg));
 		e2 = round_up6(e1 + (addr ? bit_length(addr) : 1));
 		if (e2 > 48)
 			return 0;
@@ -1141,19 +1141,29 @@ static int write_branch_msg(const struct nt_stream_cfg *cfg,
 		mseo |= 1ull << (8 * (e2 / 6 - 1));
 		n = e2;
 	}
-	if (m->tcode == NT_TCODE_INDIRECT_BRANCH_HIST) {
-		e3 = round_up6(e2 + (m->hist ? bit_length(m->hist) : 1));
+	if (tcode == NT_TCODE_INDIRECT_BRANCH_HIST) {
+		e3 = round_up6(e2 + (hist ? bit_length(hist) : 1));
 		if (e3 > 48)
 			return 0;
-		acc |= m->hist << e2;
+		acc |= hist << e2;
 		mseo |= 1ull << (8 * (e3 / 6 - 1));
 		n = e3;
 	}
 	/* the last byte ends the message: MSEO=11 */
 	mseo |= 2ull << (8 * (n / 6 - 1));
 	b = spread_groups(acc) | mseo;
-	store_low_bytes(out, b, n / 6);
+	store_low_bytes(out, b, spare ? 8 : n / 6);
 	return (int)(n / 6);
+}
+
+/* Short branch messages without TSTAMP go packed; 0 leaves the rest. */
+static int write_branch_msg(const struct nt_stream_cfg *cfg,
+			    const struct nt_msg *m, uint8_t *out, size_t cap)
+{
+	if (cap <= 8 || (cfg->timestamps && (m->fields & NT_F_TSTAMP)))
+		return 0;
+	return nt_pack_branch(cfg, m->tcode, m->src, m->btype, m->icnt,
+			      m->addr_field, m->hist, out, false);
 }
 
 int nt_write_msg(const struct nt_stream_cfg *cfg, const struct nt_msg *m,

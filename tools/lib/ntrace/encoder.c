@@ -18,6 +18,7 @@
 #include <string.h>
 
 #include "ntrace.h"
+#include "pack.h"
 
 enum pend_kind {
 	PEND_NONE,
@@ -40,6 +41,11 @@ struct nt_encoder {
 	uint8_t sync_reason;
 	bool lost;		/* messages were dropped: Error + SYNC=7 owed */
 	bool slow;		/* any of the above, or a pending message */
+	/*
+	 * Branch messages may go straight out (put_branch()): no
+	 * RepeatBranch, TSTAMP, address extension or FIFO limit.
+	 */
+	bool pack_branches;
 
 	uint64_t icnt, icnt_full_at;
 	uint64_t hist, hist_full;
@@ -161,6 +167,8 @@ struct nt_encoder *nt_encoder_new(const struct nt_encoder_cfg *cfg,
 	e->ir_mask = cfg->implicit_return == 2 ?
 		     (1ull << cfg->ir_partial_bits) - 1 : ~0ull;
 	e->sync_period = cfg->sync_mode ? 1ull << (cfg->sync_max + 4) : 0;
+	e->pack_branches = !cfg->repeat_branch && !cfg->stream.timestamps &&
+			   !cfg->stream.extend_addr_msb && !cfg->fifo_bytes;
 	return e;
 }
 
@@ -390,6 +398,42 @@ static void emit_prog_sync(struct nt_encoder *e, unsigned int reason,
 }
 
 /*
+ * Most messages: a branch message that packs in a word, with nothing to
+ * fold or flush first, written straight into the output - what
+ * emit_branch() and put_msg() would do, without building a struct
+ * nt_msg. False when it does not apply; nothing is done then.
+ */
+static bool put_branch(struct nt_encoder *e, unsigned int tcode,
+		       unsigned int btype, uint64_t target)
+{
+	uint64_t addr;
+	int n;
+
+	if (!e->pack_branches || e->lost || (e->rh_valid && e->hrepeat))
+		return false;
+	addr = tcode == NT_TCODE_DIRECT_BRANCH ? 0 :
+	       (target ^ e->last_addr) >> 1;
+	if (e->ohead && e->ohead == e->olen)
+		e->ohead = e->olen = 0;
+	if (e->ocap - e->olen < 8)
+		return false;
+	n = nt_pack_branch(&e->cfg.stream, tcode, e->cfg.src_id, btype,
+			   e->icnt, addr, e->hist, e->out + e->olen, true);
+	if (!n)
+		return false;
+	e->olen += (size_t)n;
+	e->stats.bytes += (size_t)n;
+	e->stats.msgs[tcode]++;
+	e->since_msg = 0;
+	if (e->cfg.sync_mode == 1 && ++e->sync_count >= e->sync_period)
+		e->sync_due = e->slow = true;
+	reset_spans(e);
+	if (tcode != NT_TCODE_DIRECT_BRANCH)
+		e->last_addr = target;
+	return true;
+}
+
+/*
  * Emit the message for a pending branch (or a linear-code sync, kind
  * PEND_NONE) whose next PC is target.
  */
@@ -421,6 +465,10 @@ static void emit_branch(struct nt_encoder *e, unsigned int kind,
 		return;
 	}
 
+	if (put_branch(e, kind == PEND_DIRECT ? NT_TCODE_DIRECT_BRANCH :
+			  with_hist ? NT_TCODE_INDIRECT_BRANCH_HIST :
+			  NT_TCODE_INDIRECT_BRANCH, btype, target))
+		return;
 	if (kind == PEND_DIRECT)
 		msg_init(&m, NT_TCODE_DIRECT_BRANCH);
 	else

@@ -736,6 +736,26 @@ static bool same_output(struct nt_encoder *a, struct nt_encoder *b,
 }
 
 /*
+ * The options of a random configuration from r (bits 0-21): small
+ * counters and return stacks that overflow, every sync mode.
+ */
+static void random_cfg(uint64_t r, struct nt_encoder_cfg *cfg)
+{
+	nt_encoder_cfg_default(cfg);
+	cfg->mode = r & 1 ? NT_MODE_HTM : NT_MODE_BTM;
+	cfg->icnt_bits = 5 + (r >> 1) % 12;
+	cfg->hist_bits = 3 + (r >> 5) % 16;
+	cfg->implicit_return = (r >> 9) % 4;
+	cfg->ir_depth = 1 + (r >> 11) % 6;
+	cfg->ir_partial_bits = 8;
+	cfg->sequential_jump = (r >> 14) & 1;
+	cfg->all_jumps = (r >> 15) & 1;
+	cfg->sync_mode = (r >> 16) % 4;
+	cfg->sync_max = (r >> 18) % 3;
+	cfg->repeat_history = cfg->mode == NT_MODE_HTM && (r >> 21) & 1;
+}
+
+/*
  * One random configuration per seed, a random program run through it
  * block by block and, in a second encoder, record by record; with traps,
  * level and context changes, stops and lost trace in between.
@@ -752,19 +772,8 @@ static bool blocks_match_records(uint64_t seed, size_t *bytes,
 	const char *err = NULL;
 	bool ok = true;
 
-	nt_encoder_cfg_default(&cfg);
-	cfg.mode = r & 1 ? NT_MODE_HTM : NT_MODE_BTM;
-	cfg.icnt_bits = 5 + (r >> 1) % 12;
-	cfg.hist_bits = 3 + (r >> 5) % 10;
-	cfg.implicit_return = (r >> 9) % 4;
-	cfg.ir_depth = 1 + (r >> 11) % 6;
-	cfg.ir_partial_bits = 8;
-	cfg.sequential_jump = (r >> 14) & 1;
-	cfg.all_jumps = (r >> 15) & 1;
-	cfg.sync_mode = (r >> 16) % 4;
-	cfg.sync_max = (r >> 18) % 3;
+	random_cfg(r, &cfg);
 	cfg.context = (r >> 20) & 1;
-	cfg.repeat_history = cfg.mode == NT_MODE_HTM && (r >> 21) & 1;
 	cfg.repeat_branch = (r >> 22) & 1;
 	cfg.stream.timestamps = (r >> 23) & 1;
 	/* a FIFO that overflows unless drained in time */
@@ -863,16 +872,7 @@ static bool packed_messages_match(uint64_t seed, size_t *bytes)
 	struct nt_encoder *a, *b;
 	bool ok = true;
 
-	nt_encoder_cfg_default(&cfg);
-	cfg.mode = r & 1 ? NT_MODE_HTM : NT_MODE_BTM;
-	cfg.icnt_bits = 5 + (r >> 1) % 12;
-	cfg.hist_bits = 3 + (r >> 5) % 30;
-	cfg.implicit_return = (r >> 9) % 4;
-	cfg.sequential_jump = (r >> 14) & 1;
-	cfg.all_jumps = (r >> 15) & 1;
-	cfg.sync_mode = (r >> 16) % 4;
-	cfg.sync_max = (r >> 18) % 8;
-	cfg.repeat_history = cfg.mode == NT_MODE_HTM && (r >> 21) & 1;
+	random_cfg(r, &cfg);
 	cfg.stream.src_bits = (r >> 22) % 4;
 	cfg.src_id = (uint16_t)((r >> 24) & ((1u << cfg.stream.src_bits) - 1));
 	cfg.stream.xlen = (r >> 26) & 1 ? 32 : 64;

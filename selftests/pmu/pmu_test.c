@@ -205,11 +205,14 @@ static long record_once(struct __test_metadata *_metadata, char **out,
  * samples of the same run varies widely, and now and then a run gets none
  * at all. One run with samples, together with a growing riscv-pmu
  * interrupt count on the hart it ran on, is the proof that the overflow
- * interrupt reaches S-mode there; a few attempts keep that rare empty run
+ * interrupt reaches S-mode there; eight attempts keep those empty runs
  * from failing the test. Every hart is tried, perf and the workload both
  * on it: with perf waiting on one hart and the workload on another, QEMU
  * delivers far fewer overflows (seen here: a handful instead of
- * thousands), which made this test fail now and then on two harts.
+ * thousands), which made this test fail now and then on two harts. Hart
+ * 0 still has runs without a cycles sample, about one in three here
+ * (Documentation/lab.rst, known limits): eight tries fail together about
+ * once in 3000.
  */
 TEST_F_TIMEOUT(perf, record_samples, 600)
 {
@@ -233,7 +236,7 @@ TEST_F_TIMEOUT(perf, record_samples, 600)
 		CPU_ZERO(&one);
 		CPU_SET(cpu, &one);
 		ASSERT_EQ(0, sched_setaffinity(0, sizeof(one), &one));
-		for (attempt = 1; attempt <= 3 && samples <= 0; attempt++) {
+		for (attempt = 1; attempt <= 8 && samples <= 0; attempt++) {
 			samples = record_once(_metadata, &self->out,
 					      &self->size);
 			TH_LOG("cpu %d attempt %d: %ld samples", cpu, attempt,

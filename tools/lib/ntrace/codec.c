@@ -632,6 +632,22 @@ static int deliver(struct nt_reader *r, const uint8_t *p, uint32_t n,
 }
 
 /*
+ * The variable field of a short message that starts at MDO bit *pos and
+ * ends with the first field end left in ends (nonzero); both move past
+ * it. A short message has at most 48 MDO bits: no mask is 64 bits wide.
+ */
+static uint64_t take_field(uint64_t acc, unsigned int *ends,
+			   unsigned int *pos)
+{
+	unsigned int end = 6 * ((unsigned int)__builtin_ctz(*ends) + 1);
+	uint64_t v = (acc >> *pos) & ((1ull << (end - *pos)) - 1);
+
+	*ends &= *ends - 1;
+	*pos = end;
+	return v;
+}
+
+/*
  * The messages branch trace is mostly made of (DirectBranch,
  * IndirectBranch, IndirectBranchHist), split and given their meaning in
  * one go when short, well formed and without TSTAMP: exactly what
@@ -643,7 +659,7 @@ static bool read_branch_msg(struct nt_reader *r, uint64_t acc,
 			    unsigned int ends, struct nt_msg *m)
 {
 	const struct nt_stream_cfg *cfg = &r->cfg;
-	unsigned int tcode = acc & 63, nvar, start, e1, e2;
+	unsigned int tcode = acc & 63, nvar, pos;
 	uint64_t icnt, uaddr = 0, hist = 0, target = 0;
 	struct src_state *st;
 	uint32_t fields = NT_F_ICNT;
@@ -661,29 +677,22 @@ static bool read_branch_msg(struct nt_reader *r, uint64_t acc,
 	default:
 		return false;
 	}
-	start = r->fixed_bits[tcode];
-	/*
-	 * One field end (MSEO bit 0) per field, none among the fixed bits.
-	 * A short message has at most 48 MDO bits: no mask is 64 bits wide.
-	 */
-	if (cfg->timestamps || (ends & ((1u << (start / 6)) - 1)))
+	pos = r->fixed_bits[tcode];
+	/* One field end (MSEO bit 0) per field, none among the fixed bits. */
+	if (cfg->timestamps || (ends & ((1u << (pos / 6)) - 1)))
 		return false;
-	e1 = 6 * ((unsigned int)__builtin_ctz(ends) + 1);
-	ends &= ends - 1;
-	icnt = (acc >> start) & ((1ull << (e1 - start)) - 1);
+	icnt = take_field(acc, &ends, &pos);
 	if (nvar > 1) {
+		unsigned int start = pos;
+
 		if (!ends)
 			return false;
-		e2 = 6 * ((unsigned int)__builtin_ctz(ends) + 1);
-		ends &= ends - 1;
-		uaddr = extend_addr(cfg, (acc >> e1) & ((1ull << (e2 - e1)) - 1),
-				    e2 - e1);
+		uaddr = take_field(acc, &ends, &pos);
+		uaddr = extend_addr(cfg, uaddr, pos - start);
 		if (nvar > 2) {
 			if (!ends)
 				return false;
-			e1 = 6 * ((unsigned int)__builtin_ctz(ends) + 1);
-			ends &= ends - 1;
-			hist = (acc >> e2) & ((1ull << (e1 - e2)) - 1);
+			hist = take_field(acc, &ends, &pos);
 			fields |= NT_F_HIST;
 		}
 		fields |= NT_F_BTYPE | NT_F_UADDR;
@@ -971,6 +980,22 @@ static void store_low_bytes(uint8_t *out, uint64_t v, unsigned int len)
 #endif
 }
 
+static unsigned int bit_length(uint64_t v)
+{
+	return v ? 64 - (unsigned int)__builtin_clzll(v) : 0;
+}
+
+/* A variable field carries at least one bit, even for 0. */
+static unsigned int field_bits(uint64_t v)
+{
+	return v ? bit_length(v) : 1;
+}
+
+static unsigned int round_up6(unsigned int bits)
+{
+	return (bits + 5) / 6 * 6;
+}
+
 /*
  * Messages are written eight bytes at a time: MDO bits gather in acc, the
  * MSEO of each of its groups in mseo (two bits per byte, as they go out),
@@ -1035,7 +1060,7 @@ static void bw_var_bits(struct bit_writer *w, uint64_t v, unsigned int nbits,
 		if (nbits <= room) {
 			w->acc |= (v & low_mask(nbits)) << w->nacc;
 			/* the field ends with its group, padded with zeroes */
-			w->nacc = (w->nacc + nbits + 5) / 6 * 6;
+			w->nacc = round_up6(w->nacc + nbits);
 			w->mseo |= (uint64_t)(last ? MSEO_END_MSG :
 					      MSEO_END_FIELD) <<
 				   (8 * (w->nacc / 6 - 1));
@@ -1052,16 +1077,9 @@ static void bw_var_bits(struct bit_writer *w, uint64_t v, unsigned int nbits,
 	}
 }
 
-static unsigned int bit_length(uint64_t v)
-{
-	return v ? 64 - (unsigned int)__builtin_clzll(v) : 0;
-}
-
 static void bw_var(struct bit_writer *w, uint64_t v, bool last)
 {
-	unsigned int n = bit_length(v);
-
-	bw_var_bits(w, v, n ? n : 1, last);
+	bw_var_bits(w, v, field_bits(v), last);
 }
 
 /*
@@ -1087,25 +1105,35 @@ static void bw_addr(struct bit_writer *w, const struct nt_stream_cfg *cfg,
 	bw_var_bits(w, v, nbits < width ? nbits : width, last);
 }
 
-static unsigned int round_up6(unsigned int bits)
+/*
+ * Append variable field v at *end (the MDO bits so far) of a packed
+ * message, marking the byte it ends in; false if it goes past 48 bits.
+ */
+static bool pack_field(uint64_t *acc, uint64_t *mseo, unsigned int *end,
+		       uint64_t v)
 {
-	return (bits + 5) / 6 * 6;
+	unsigned int e = round_up6(*end + field_bits(v));
+
+	if (e > 48)
+		return false;
+	*acc |= v << *end;
+	*mseo |= 1ull << (8 * (e / 6 - 1));
+	*end = e;
+	return true;
 }
 
 /*
  * The reader's short_msg_in_word() the other way round: the MDO bits of
  * every field in one word, spread to bytes, with MSEO set where fields
- * and the message end. The bytes are those of the general path below,
- * which nt_write_msg() takes when offered no more than eight bytes of
- * room (the tests compare the two that way).
+ * and the message end; the same bytes as the general writer's.
  */
 int nt_pack_branch(const struct nt_stream_cfg *cfg, unsigned int tcode,
 		   unsigned int src, unsigned int btype, uint64_t icnt,
 		   uint64_t addr_field, uint64_t hist, uint8_t *out,
 		   bool spare)
 {
-	unsigned int fixed_bits = 6 + cfg->src_bits, e1, e2 = 0, e3 = 0, n;
-	uint64_t acc, addr = 0, mseo, b;
+	unsigned int n = 6 + cfg->src_bits;
+	uint64_t acc, mseo = 0;
 
 	if (cfg->extend_addr_msb)
 		return 0;
@@ -1116,7 +1144,7 @@ int nt_pack_branch(const struct nt_stream_cfg *cfg, unsigned int tcode,
 	case NT_TCODE_INDIRECT_BRANCH_HIST:
 		if (btype > 3)
 			return 0;
-		fixed_bits += 2;
+		n += 2;
 		break;
 	default:
 		return 0;
@@ -1126,44 +1154,19 @@ int nt_pack_branch(const struct nt_stream_cfg *cfg, unsigned int tcode,
 		acc |= (uint64_t)src << 6;
 	if (tcode != NT_TCODE_DIRECT_BRANCH)
 		acc |= (uint64_t)btype << (6 + cfg->src_bits);
-	e1 = round_up6(fixed_bits + (icnt ? bit_length(icnt) : 1));
-	if (e1 > 48)
+	if (!pack_field(&acc, &mseo, &n, icnt))
 		return 0;
-	acc |= icnt << fixed_bits;
-	mseo = 1ull << (8 * (e1 / 6 - 1));
-	n = e1;
-	if (tcode != NT_TCODE_DIRECT_BRANCH) {
-		addr = addr_field & low_mask(addr_field_bits(cfg));
-		e2 = round_up6(e1 + (addr ? bit_length(addr) : 1));
-		if (e2 > 48)
-			return 0;
-		acc |= addr << e1;
-		mseo |= 1ull << (8 * (e2 / 6 - 1));
-		n = e2;
-	}
-	if (tcode == NT_TCODE_INDIRECT_BRANCH_HIST) {
-		e3 = round_up6(e2 + (hist ? bit_length(hist) : 1));
-		if (e3 > 48)
-			return 0;
-		acc |= hist << e2;
-		mseo |= 1ull << (8 * (e3 / 6 - 1));
-		n = e3;
-	}
+	if (tcode != NT_TCODE_DIRECT_BRANCH &&
+	    !pack_field(&acc, &mseo, &n,
+			addr_field & low_mask(addr_field_bits(cfg))))
+		return 0;
+	if (tcode == NT_TCODE_INDIRECT_BRANCH_HIST &&
+	    !pack_field(&acc, &mseo, &n, hist))
+		return 0;
 	/* the last byte ends the message: MSEO=11 */
 	mseo |= 2ull << (8 * (n / 6 - 1));
-	b = spread_groups(acc) | mseo;
-	store_low_bytes(out, b, spare ? 8 : n / 6);
+	store_low_bytes(out, spread_groups(acc) | mseo, spare ? 8 : n / 6);
 	return (int)(n / 6);
-}
-
-/* Short branch messages without TSTAMP go packed; 0 leaves the rest. */
-static int write_branch_msg(const struct nt_stream_cfg *cfg,
-			    const struct nt_msg *m, uint8_t *out, size_t cap)
-{
-	if (cap <= 8 || (cfg->timestamps && (m->fields & NT_F_TSTAMP)))
-		return 0;
-	return nt_pack_branch(cfg, m->tcode, m->src, m->btype, m->icnt,
-			      m->addr_field, m->hist, out, false);
 }
 
 int nt_write_msg(const struct nt_stream_cfg *cfg, const struct nt_msg *m,
@@ -1180,9 +1183,17 @@ int nt_write_msg(const struct nt_stream_cfg *cfg, const struct nt_msg *m,
 	if (m->tcode > 63 || cfg->src_bits > NT_MAX_SRC_BITS ||
 	    (cfg->src_bits && m->src >> cfg->src_bits))
 		return -1;
-	packed = write_branch_msg(cfg, m, out, cap);
-	if (packed)
-		return packed;
+	/*
+	 * Short branch messages go packed; with no more than eight bytes of
+	 * room the general path below writes them (the tests compare both).
+	 */
+	if (cap > 8 && !ts) {
+		packed = nt_pack_branch(cfg, m->tcode, m->src, m->btype,
+					m->icnt, m->addr_field, m->hist, out,
+					false);
+		if (packed)
+			return packed;
+	}
 	bw_fixed(&w, m->tcode, 6);
 	if (cfg->src_bits)
 		bw_fixed(&w, m->src, cfg->src_bits);

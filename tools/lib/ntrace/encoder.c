@@ -216,13 +216,13 @@ void nt_encoder_lost(struct nt_encoder *e)
 
 /* ---- output ----------------------------------------------------------- */
 
-static bool reserve(struct nt_encoder *e, size_t need)
+/* reserve() past its common case: a FIFO limit, or the buffer is full. */
+static __attribute__((noinline)) bool make_room(struct nt_encoder *e,
+						size_t need)
 {
 	size_t cap;
 	uint8_t *p;
 
-	if (e->ohead && e->ohead == e->olen)
-		e->ohead = e->olen = 0;
 	if (e->cfg.fifo_bytes && e->olen - e->ohead + need > e->cfg.fifo_bytes)
 		return false;
 	if (e->olen + need <= e->ocap)
@@ -243,6 +243,30 @@ static bool reserve(struct nt_encoder *e, size_t need)
 	e->out = p;
 	e->ocap = cap;
 	return true;
+}
+
+/* Room for need more bytes of output, within the FIFO limit if any. */
+static inline bool reserve(struct nt_encoder *e, size_t need)
+{
+	if (e->ohead && e->ohead == e->olen)
+		e->ohead = e->olen = 0;
+	if (!e->cfg.fifo_bytes && e->olen + need <= e->ocap)
+		return true;
+	return make_room(e, need);
+}
+
+/* A message of n bytes with tcode went out at ts. */
+static inline void sent(struct nt_encoder *e, unsigned int tcode, size_t n,
+			uint64_t ts)
+{
+	e->olen += n;
+	e->stats.bytes += n;
+	e->stats.msgs[tcode & 63]++;
+	if (e->cfg.stream.timestamps)
+		e->last_ts = ts;
+	e->since_msg = 0;
+	if (e->cfg.sync_mode == 1 && ++e->sync_count >= e->sync_period)
+		e->sync_due = e->slow = true;
 }
 
 /*
@@ -269,16 +293,8 @@ static void put_msg(struct nt_encoder *e, struct nt_msg *m, uint64_t ts)
 	}
 	n = nt_write_msg(&e->cfg.stream, m, e->out + e->olen,
 			 e->ocap - e->olen);
-	if (n <= 0)
-		return;
-	e->olen += (size_t)n;
-	e->stats.bytes += (size_t)n;
-	e->stats.msgs[m->tcode & 63]++;
-	if (e->cfg.stream.timestamps)
-		e->last_ts = ts;
-	e->since_msg = 0;
-	if (e->cfg.sync_mode == 1 && ++e->sync_count >= e->sync_period)
-		e->sync_due = e->slow = true;
+	if (n > 0)
+		sent(e, m->tcode, (size_t)n, ts);
 }
 
 /*
@@ -404,29 +420,21 @@ static void emit_prog_sync(struct nt_encoder *e, unsigned int reason,
  * nt_msg. False when it does not apply; nothing is done then.
  */
 static bool put_branch(struct nt_encoder *e, unsigned int tcode,
-		       unsigned int btype, uint64_t target)
+		       unsigned int btype, uint64_t target, uint64_t ts)
 {
 	uint64_t addr;
 	int n;
 
-	if (!e->pack_branches || e->lost || (e->rh_valid && e->hrepeat))
+	if (!e->pack_branches || e->lost || (e->rh_valid && e->hrepeat) ||
+	    !reserve(e, 8))
 		return false;
 	addr = tcode == NT_TCODE_DIRECT_BRANCH ? 0 :
 	       (target ^ e->last_addr) >> 1;
-	if (e->ohead && e->ohead == e->olen)
-		e->ohead = e->olen = 0;
-	if (e->ocap - e->olen < 8)
-		return false;
 	n = nt_pack_branch(&e->cfg.stream, tcode, e->cfg.src_id, btype,
 			   e->icnt, addr, e->hist, e->out + e->olen, true);
 	if (!n)
 		return false;
-	e->olen += (size_t)n;
-	e->stats.bytes += (size_t)n;
-	e->stats.msgs[tcode]++;
-	e->since_msg = 0;
-	if (e->cfg.sync_mode == 1 && ++e->sync_count >= e->sync_period)
-		e->sync_due = e->slow = true;
+	sent(e, tcode, (size_t)n, ts);
 	reset_spans(e);
 	if (tcode != NT_TCODE_DIRECT_BRANCH)
 		e->last_addr = target;
@@ -443,6 +451,7 @@ static void emit_branch(struct nt_encoder *e, unsigned int kind,
 {
 	bool htm = e->cfg.mode == NT_MODE_HTM;
 	bool with_hist = htm && e->hist != 1;
+	unsigned int tcode;
 	struct nt_msg m;
 
 	if (sync) {
@@ -465,15 +474,12 @@ static void emit_branch(struct nt_encoder *e, unsigned int kind,
 		return;
 	}
 
-	if (put_branch(e, kind == PEND_DIRECT ? NT_TCODE_DIRECT_BRANCH :
-			  with_hist ? NT_TCODE_INDIRECT_BRANCH_HIST :
-			  NT_TCODE_INDIRECT_BRANCH, btype, target))
+	tcode = kind == PEND_DIRECT ? NT_TCODE_DIRECT_BRANCH :
+		with_hist ? NT_TCODE_INDIRECT_BRANCH_HIST :
+		NT_TCODE_INDIRECT_BRANCH;
+	if (put_branch(e, tcode, btype, target, ts))
 		return;
-	if (kind == PEND_DIRECT)
-		msg_init(&m, NT_TCODE_DIRECT_BRANCH);
-	else
-		msg_init(&m, with_hist ? NT_TCODE_INDIRECT_BRANCH_HIST :
-				     NT_TCODE_INDIRECT_BRANCH);
+	msg_init(&m, tcode);
 	m.btype = btype;
 	m.icnt = e->icnt;
 	m.hist = e->hist;
@@ -709,6 +715,16 @@ static NT_COLD void boundary(struct nt_encoder *e, const struct nt_record *rec)
 	update_slow(e);
 }
 
+/* A message of kind waits for the next PC (see the top of this file). */
+static void hold(struct nt_encoder *e, unsigned int kind, unsigned int btype,
+		 uint64_t ts)
+{
+	e->pend = kind;
+	e->pend_btype = btype;
+	e->pend_ts = ts;
+	e->slow = true;
+}
+
 /*
  * What a retired control transfer leaves for the encoder to do (rec is
  * counted already): history, return stack, or a message pending until the
@@ -716,6 +732,8 @@ static NT_COLD void boundary(struct nt_encoder *e, const struct nt_record *rec)
  */
 static inline void control(struct nt_encoder *e, const struct nt_record *rec)
 {
+	unsigned int kind;
+
 	switch (rec->itype) {
 	case NT_ITYPE_BRANCH_NOT_TAKEN:
 		if (e->cfg.mode == NT_MODE_HTM)
@@ -738,7 +756,7 @@ static inline void control(struct nt_encoder *e, const struct nt_record *rec)
 			add_hist(e, 1, rec->tstamp);
 			return;
 		}
-		e->pend = PEND_DIRECT;
+		kind = PEND_DIRECT;
 		break;
 	case NT_ITYPE_INDIRECT_CALL:
 		if (e->cfg.implicit_return)
@@ -753,25 +771,23 @@ static inline void control(struct nt_encoder *e, const struct nt_record *rec)
 		/* fall through */
 	case NT_ITYPE_INDIRECT_3BIT:
 	case NT_ITYPE_TRAP_RETURN:
-		e->pend = PEND_INDIRECT;
+		kind = PEND_INDIRECT;
 		break;
 	case NT_ITYPE_RETURN:
-		e->pend = e->cfg.implicit_return ? PEND_RETURN : PEND_INDIRECT;
+		kind = e->cfg.implicit_return ? PEND_RETURN : PEND_INDIRECT;
 		break;
 	case NT_ITYPE_COROUTINE_SWAP:
 		if (!e->cfg.implicit_return) {
-			e->pend = PEND_INDIRECT;
+			kind = PEND_INDIRECT;
 			break;
 		}
-		e->pend = PEND_SWAP;
+		kind = PEND_SWAP;
 		e->pend_ret = rec->addr + rec->size;
 		break;
 	default:
 		return;
 	}
-	e->pend_btype = NT_BTYPE_INDIRECT;
-	e->pend_ts = rec->tstamp;
-	e->slow = true;
+	hold(e, kind, NT_BTYPE_INDIRECT, rec->tstamp);
 }
 
 /*
@@ -792,12 +808,9 @@ static inline void retire_settled(struct nt_encoder *e,
 	if (rec->itype == NT_ITYPE_EXCEPTION ||
 	    rec->itype == NT_ITYPE_INTERRUPT) {
 		/* the trapping instruction did not retire: no I-CNT */
-		e->pend = PEND_TRAP;
-		e->pend_btype = e->cfg.btype_trap_only ? NT_BTYPE_TRAP :
-				rec->itype == NT_ITYPE_EXCEPTION ?
-				NT_BTYPE_EXCEPTION : NT_BTYPE_INTERRUPT;
-		e->pend_ts = rec->tstamp;
-		e->slow = true;
+		hold(e, PEND_TRAP, e->cfg.btype_trap_only ? NT_BTYPE_TRAP :
+			rec->itype == NT_ITYPE_EXCEPTION ?
+			NT_BTYPE_EXCEPTION : NT_BTYPE_INTERRUPT, rec->tstamp);
 		return;
 	}
 
@@ -969,14 +982,16 @@ static void settle_return(struct nt_encoder *e, uint64_t next)
 	update_slow(e);
 }
 
-/* A block that owes nothing and in which nothing falls due. */
+/*
+ * A block that owes nothing and in which nothing falls due; the caller
+ * counted its records.
+ */
 static inline __attribute__((always_inline)) void
 retire_block_fast(struct nt_encoder *e, const struct nt_block *b,
 		  uint64_t next, uint64_t context, uint64_t tstamp)
 {
 	struct nt_record last;
 
-	e->stats.records += b->n;
 	e->stats.halfwords += b->halfwords;
 	e->icnt += b->halfwords;
 	e->since_msg += b->n;
@@ -997,12 +1012,8 @@ retire_block_fast(struct nt_encoder *e, const struct nt_block *b,
 		 * settle_return() at once; without implicit returns the
 		 * stack stays empty and every return is reported
 		 */
-		if (!ir_pop_matches(e, next)) {
-			e->pend = PEND_INDIRECT;
-			e->pend_btype = NT_BTYPE_INDIRECT;
-			e->pend_ts = tstamp;
-			e->slow = true;
-		}
+		if (!ir_pop_matches(e, next))
+			hold(e, PEND_INDIRECT, NT_BTYPE_INDIRECT, tstamp);
 		return;
 	case NT_ITYPE_DIRECT_CALL:
 		if (e->cfg.all_jumps)
@@ -1045,7 +1056,7 @@ static NT_COLD void retire_block_records(struct nt_encoder *e,
 		}
 	}
 	if (!block_needs_records(e, b, context, tstamp)) {
-		e->stats.records--;	/* counted again with the block */
+		e->stats.records += b->n - 1;
 		retire_block_fast(e, b, next, context, tstamp);
 		return;
 	}
@@ -1066,10 +1077,12 @@ size_t nt_encoder_retire_block(struct nt_encoder *e, const struct nt_block *b,
 			       uint64_t next, uint64_t context, uint64_t tstamp)
 {
 	if (e->running) {
-		if (block_needs_records(e, b, context, tstamp))
+		if (block_needs_records(e, b, context, tstamp)) {
 			retire_block_records(e, b, next, context, tstamp);
-		else
+		} else {
+			e->stats.records += b->n;
 			retire_block_fast(e, b, next, context, tstamp);
+		}
 	}
 	return e->olen - e->ohead;
 }

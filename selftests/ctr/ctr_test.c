@@ -27,6 +27,7 @@
 
 #include "kselftest_harness.h"
 #include "ctr_workload.h"
+#include "../lib/pin.h"
 
 #define PARAM_DIR "/sys/module/riscv_ctr/parameters/"
 #define RB_PAGES 64
@@ -725,13 +726,10 @@ TEST_F_TIMEOUT(ctr, isolation_between_processes, 240)
 {
 	unsigned long foreign = 0, own = 0;
 	struct session ss;
-	cpu_set_t set;
 	size_t i, j;
 	pid_t other;
 
-	CPU_ZERO(&set);
-	CPU_SET(0, &set);
-	ASSERT_EQ(0, sched_setaffinity(0, sizeof(set), &set));
+	ASSERT_EQ(0, pin_to(0));
 	/* the other process runs only the call chain, never ctr_wl_loop */
 	other = fork();
 	ASSERT_LE(0, other);
@@ -759,10 +757,7 @@ TEST_F_TIMEOUT(ctr, isolation_between_processes, 240)
 	EXPECT_LT(0, own);
 	EXPECT_EQ(0, foreign);
 	session_close(&ss);
-	CPU_ZERO(&set);
-	for (i = 0; i < CPU_SETSIZE && i < 64; i++)
-		CPU_SET(i, &set);
-	sched_setaffinity(0, sizeof(set), &set);
+	unpin();
 }
 
 /* Many short sessions with inherited events, forks and exits meanwhile. */
@@ -815,15 +810,6 @@ static int set_online(int cpu, int on)
 		ret = -errno;
 	close(fd);
 	return ret;
-}
-
-static void pin_to(int cpu)
-{
-	cpu_set_t set;
-
-	CPU_ZERO(&set);
-	CPU_SET(cpu, &set);
-	sched_setaffinity(0, sizeof(set), &set);
 }
 
 /*

@@ -11,7 +11,6 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
-#include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -21,6 +20,7 @@
 
 #include "kselftest_harness.h"
 #include "../lib/capture.h"
+#include "../lib/pin.h"
 
 #define OUT_SIZE (64 * 1024)
 
@@ -217,11 +217,9 @@ static long record_once(struct __test_metadata *_metadata, char **out,
 TEST_F_TIMEOUT(perf, record_samples, 600)
 {
 	long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
-	cpu_set_t all, one;
 	int cpu;
 
 	ASSERT_LT(0, ncpu);
-	ASSERT_EQ(0, sched_getaffinity(0, sizeof(all), &all));
 	for (cpu = 0; cpu < ncpu; cpu++) {
 		long long irq_before, irq_after;
 		long samples = -1;
@@ -233,9 +231,7 @@ TEST_F_TIMEOUT(perf, record_samples, 600)
 			       cpu);
 		}
 		/* perf and the workload inherit it */
-		CPU_ZERO(&one);
-		CPU_SET(cpu, &one);
-		ASSERT_EQ(0, sched_setaffinity(0, sizeof(one), &one));
+		ASSERT_EQ(0, pin_to(cpu));
 		for (attempt = 1; attempt <= 8 && samples <= 0; attempt++) {
 			samples = record_once(_metadata, &self->out,
 					      &self->size);
@@ -248,7 +244,7 @@ TEST_F_TIMEOUT(perf, record_samples, 600)
 		EXPECT_GT(samples, 0);
 		EXPECT_GT(irq_after, irq_before);
 	}
-	sched_setaffinity(0, sizeof(all), &all);
+	unpin();
 }
 
 TEST_HARNESS_MAIN

@@ -42,8 +42,8 @@ struct nt_encoder {
 	bool lost;		/* messages were dropped: Error + SYNC=7 owed */
 	bool slow;		/* any of the above, or a pending message */
 	/*
-	 * Branch messages may go straight out (put_branch()): no
-	 * RepeatBranch, TSTAMP, address extension or FIFO limit.
+	 * Branch messages may go straight out (put_branch()): no TSTAMP,
+	 * address extension or FIFO limit.
 	 */
 	bool pack_branches;
 
@@ -167,7 +167,7 @@ struct nt_encoder *nt_encoder_new(const struct nt_encoder_cfg *cfg,
 	e->ir_mask = cfg->implicit_return == 2 ?
 		     (1ull << cfg->ir_partial_bits) - 1 : ~0ull;
 	e->sync_period = cfg->sync_mode ? 1ull << (cfg->sync_max + 4) : 0;
-	e->pack_branches = !cfg->repeat_branch && !cfg->stream.timestamps &&
+	e->pack_branches = !cfg->stream.timestamps &&
 			   !cfg->stream.extend_addr_msb && !cfg->fifo_bytes;
 	return e;
 }
@@ -414,10 +414,10 @@ static void emit_prog_sync(struct nt_encoder *e, unsigned int reason,
 }
 
 /*
- * Most messages: a branch message that packs in a word, with nothing to
- * fold or flush first, written straight into the output - what
- * emit_branch() and put_msg() would do, without building a struct
- * nt_msg. False when it does not apply; nothing is done then.
+ * Most messages: a branch message that packs in a word, repeats folded
+ * and flushed already, written straight into the output - what put_msg()
+ * would do, without building a struct nt_msg. False when it does not
+ * apply; nothing is done then.
  */
 static bool put_branch(struct nt_encoder *e, unsigned int tcode,
 		       unsigned int btype, uint64_t target, uint64_t ts)
@@ -425,8 +425,7 @@ static bool put_branch(struct nt_encoder *e, unsigned int tcode,
 	uint64_t addr;
 	int n;
 
-	if (!e->pack_branches || e->lost || (e->rh_valid && e->hrepeat) ||
-	    !reserve(e, 8))
+	if (!e->pack_branches || e->lost || !reserve(e, 8))
 		return false;
 	addr = tcode == NT_TCODE_DIRECT_BRANCH ? 0 :
 	       (target ^ e->last_addr) >> 1;
@@ -477,41 +476,38 @@ static void emit_branch(struct nt_encoder *e, unsigned int kind,
 	tcode = kind == PEND_DIRECT ? NT_TCODE_DIRECT_BRANCH :
 		with_hist ? NT_TCODE_INDIRECT_BRANCH_HIST :
 		NT_TCODE_INDIRECT_BRANCH;
+	flush_hist_repeat(e);
+	if (e->cfg.repeat_branch) {
+		if (e->rb_valid && e->rb_tcode == tcode &&
+		    e->rb_btype == btype && e->rb_icnt == e->icnt &&
+		    e->rb_hist == e->hist && e->rb_target == target &&
+		    e->bcnt < e->bcnt_max) {
+			e->bcnt++;
+			e->rb_ts = ts;
+			reset_spans(e);
+			e->since_msg = 0;
+			return;
+		}
+		flush_repeat_branch(e);
+		e->rb_valid = true;
+		e->rb_tcode = tcode;
+		e->rb_btype = btype;
+		e->rb_icnt = e->icnt;
+		e->rb_hist = e->hist;
+		e->rb_target = target;
+	}
 	if (put_branch(e, tcode, btype, target, ts))
 		return;
 	msg_init(&m, tcode);
 	m.btype = btype;
 	m.icnt = e->icnt;
 	m.hist = e->hist;
-
-	flush_hist_repeat(e);
-	if (e->cfg.repeat_branch && e->rb_valid && e->rb_tcode == m.tcode &&
-	    e->rb_btype == btype && e->rb_icnt == m.icnt &&
-	    e->rb_hist == m.hist && e->rb_target == target &&
-	    e->bcnt < e->bcnt_max) {
-		e->bcnt++;
-		e->rb_ts = ts;
-		reset_spans(e);
-		e->since_msg = 0;
-		return;
-	}
-	flush_repeat_branch(e);
-
 	if (kind != PEND_DIRECT)
 		m.addr_field = (target ^ e->last_addr) >> 1;
 	reset_spans(e);
 	put_msg(e, &m, ts);
 	if (kind != PEND_DIRECT)
 		e->last_addr = target;
-	if (e->cfg.repeat_branch) {
-		e->rb_valid = true;
-		e->rb_tcode = m.tcode;
-		e->rb_btype = btype;
-		e->rb_icnt = m.icnt;
-		e->rb_hist = m.hist;
-		e->rb_target = target;
-		e->bcnt = 0;
-	}
 }
 
 static void ir_push(struct nt_encoder *e, uint64_t ret)

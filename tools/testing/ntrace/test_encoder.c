@@ -295,6 +295,13 @@ static void repeat_branch(void)
 	       is(2, NT_TCODE_REPEAT_BRANCH) && msgs[2].bcnt == 4 &&
 	       msgs[3].icnt == 8,
 	       "RepeatBranch: one DirectBranch then B-CNT 4");
+	cfg.bcnt_bits = 2;
+	run(&cfg, recs, n, NT_SYNC_TRACE_ENABLE, NT_EVCODE_TRACE_DISABLED);
+	expect(nmsgs == 5 && is(1, NT_TCODE_DIRECT_BRANCH) &&
+	       is(2, NT_TCODE_REPEAT_BRANCH) && msgs[2].bcnt == 3 &&
+	       is(3, NT_TCODE_DIRECT_BRANCH) && msgs[3].icnt == 6 &&
+	       msgs[4].icnt == 8,
+	       "RepeatBranch: a full 2-bit B-CNT starts over");
 }
 
 static void sequential_jump(void)
@@ -861,7 +868,7 @@ static bool blocks_match_records(uint64_t seed, size_t *bytes,
 /*
  * Branch messages that pack in a word skip struct nt_msg, but not with a
  * FIFO limit: a limit too large to be reached changes nothing else, so
- * the two encoders must agree byte for byte.
+ * the two encoders must agree byte for byte, RepeatBranch folding too.
  */
 static bool packed_messages_match(uint64_t seed, size_t *bytes)
 {
@@ -876,6 +883,8 @@ static bool packed_messages_match(uint64_t seed, size_t *bytes)
 	cfg.stream.src_bits = (r >> 22) % 4;
 	cfg.src_id = (uint16_t)((r >> 24) & ((1u << cfg.stream.src_bits) - 1));
 	cfg.stream.xlen = (r >> 26) & 1 ? 32 : 64;
+	cfg.repeat_branch = (r >> 27) & 1;
+	cfg.bcnt_bits = 1 + (r >> 28) % 4;	/* B-CNT fills, too */
 	a = nt_encoder_new(&cfg, NULL);
 	cfg.fifo_bytes = 1u << 30;
 	b = nt_encoder_new(&cfg, NULL);

@@ -999,9 +999,10 @@ retire_block_fast(struct nt_encoder *e, const struct nt_block *b,
 	case NT_ITYPE_NONE:
 		return;
 	case NT_ITYPE_BRANCH_TAKEN:
-		if (e->cfg.mode != NT_MODE_HTM)
-			break;
-		add_hist(e, next == b->target, tstamp);
+		if (e->cfg.mode == NT_MODE_HTM)
+			add_hist(e, next == b->target, tstamp);
+		else if (next == b->target)
+			hold(e, PEND_DIRECT, NT_BTYPE_INDIRECT, tstamp);
 		return;
 	case NT_ITYPE_RETURN:
 		/*
@@ -1025,11 +1026,16 @@ retire_block_fast(struct nt_encoder *e, const struct nt_block *b,
 	settle_return(e, next);
 }
 
-/* The block as its records: something is owed or falls due in it. */
+/*
+ * The block as its records: something is owed or falls due in it. If
+ * settled, the first instruction's boundary work is done already: what
+ * the message sent there made due (a sync, in sync mode 1) waits for the
+ * next boundary, as it would on the record path.
+ */
 static NT_COLD void retire_block_records(struct nt_encoder *e,
 					 const struct nt_block *b,
 					 uint64_t next, uint64_t context,
-					 uint64_t tstamp)
+					 uint64_t tstamp, bool settled)
 {
 	struct nt_record first = { .addr = b->addr, .size = b->first_size,
 				   .priv = b->priv, .context = context,
@@ -1042,7 +1048,8 @@ static NT_COLD void retire_block_records(struct nt_encoder *e,
 	 */
 	e->stats.records++;
 	if (e->slow) {
-		boundary(e, &first);
+		if (!settled)
+			boundary(e, &first);
 		if (e->lost) {
 			/* it is dropped, as is the run behind it */
 			if (b->n > 1)
@@ -1073,8 +1080,23 @@ size_t nt_encoder_retire_block(struct nt_encoder *e, const struct nt_block *b,
 			       uint64_t next, uint64_t context, uint64_t tstamp)
 {
 	if (e->running) {
+		bool settled = false;
+
+		/*
+		 * What most BTM blocks start with: boundary() for a taken
+		 * branch, its message due now that the target is known.
+		 */
+		if (e->pend == PEND_DIRECT && !e->need_sync && !e->lost &&
+		    !e->sync_due) {
+			e->pend = PEND_NONE;
+			emit_branch(e, PEND_DIRECT, e->pend_btype, b->addr,
+				    e->pend_ts, false);
+			update_slow(e);
+			settled = true;
+		}
 		if (block_needs_records(e, b, context, tstamp)) {
-			retire_block_records(e, b, next, context, tstamp);
+			retire_block_records(e, b, next, context, tstamp,
+					     settled);
 		} else {
 			e->stats.records += b->n;
 			retire_block_fast(e, b, next, context, tstamp);

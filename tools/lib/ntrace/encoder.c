@@ -1083,14 +1083,12 @@ size_t nt_encoder_retire_block(struct nt_encoder *e, const struct nt_block *b,
 		bool settled = false;
 
 		/*
-		 * What most BTM blocks start with: boundary() for a taken
-		 * branch, its message due now that the target is known.
+		 * What many blocks start with: boundary() for a message
+		 * pending until the target is known (every taken branch's in
+		 * BTM), with neither lost trace nor a sync to report first.
 		 */
-		if (e->pend == PEND_DIRECT && !e->need_sync && !e->lost &&
-		    !e->sync_due) {
-			e->pend = PEND_NONE;
-			emit_branch(e, PEND_DIRECT, e->pend_btype, b->addr,
-				    e->pend_ts, false);
+		if (e->pend != PEND_NONE && !e->need_sync && !e->lost) {
+			resolve_pending(e, b->addr);
 			update_slow(e);
 			settled = true;
 		}

@@ -6,6 +6,7 @@
 #   make check      install what is missing, build, run every test
 #   make demo       the virtual RISC-V board and a traced RISC-V program
 #   make bench      benchmarks (figures and baseline in one run)
+#   make plugin     the emulated N-Trace hardware (QEMU plugin, tools/qemu)
 #   make lab-test   the board's tests alone; lab-shell, lab-clean
 #
 # Variables: O=<dir> build directory (default build), CC, SAN=1 for an
@@ -89,6 +90,19 @@ $(O)/fuzz/%: $(TEST_DIR)/%.c $(LIB_SRCS) tools/lib/ntrace/ntrace.h \
 	clang -std=c11 -D_GNU_SOURCE -g -O1 -fsanitize=fuzzer,address,undefined \
 		$(INC) -o $@ $< $(LIB_SRCS) $(ELF_LIBS)
 
+# The emulated N-Trace hardware: a TCG plugin that the lab's QEMU loads
+# (tools/qemu). GLib's headers want gnu11; never sanitized (QEMU is not).
+PLUGIN := $(O)/ntrace-plugin.so
+PLUGIN_SRCS := tools/qemu/ntrace-plugin.c $(addprefix tools/lib/ntrace/, \
+	       encoder.c codec.c insn.c)
+$(PLUGIN): $(PLUGIN_SRCS) tools/qemu/qemu-plugin-api.h \
+		tools/lib/ntrace/ntrace.h tools/lib/ntrace/pack.h
+	@mkdir -p $(dir $@)
+	$(CC) -std=gnu11 $(OPT) $(WARN) -shared -fPIC -fvisibility=hidden \
+		$(shell $(PKG_CONFIG) --cflags glib-2.0) $(INC) -Itools/qemu \
+		$(PLUGIN_SRCS) -o $@
+plugin: $(PLUGIN)
+
 # RISC-V test programs and their executed-PC traces
 NT_PROG_OUT := $(O)/programs
 include $(TEST_DIR)/programs/programs.mk
@@ -128,5 +142,6 @@ install: all
 clean:
 	rm -rf $(O)
 
-.PHONY: all tests check demo bench install clean lab lab-test lab-shell lab-clean
+.PHONY: all tests plugin check demo bench install clean lab lab-test lab-shell \
+	lab-clean
 .SECONDARY:

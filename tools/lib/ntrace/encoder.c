@@ -922,6 +922,17 @@ int nt_block_check(const struct nt_block *b)
 	return block_valid(b) ? 0 : -1;
 }
 
+/* The first instruction of b as a record (its boundary needs no more). */
+static struct nt_record block_first(const struct nt_block *b,
+				    uint64_t context, uint64_t tstamp)
+{
+	struct nt_record r = { .addr = b->addr, .size = b->first_size,
+			       .priv = b->priv, .context = context,
+			       .tstamp = tstamp };
+
+	return r;
+}
+
 /* The last instruction of b as a record, its outcome taken from next. */
 static struct nt_record block_last(const struct nt_block *b, uint64_t next,
 				   uint64_t context, uint64_t tstamp)
@@ -1027,43 +1038,36 @@ retire_block_fast(struct nt_encoder *e, const struct nt_block *b,
 }
 
 /*
- * The block as its records: something is owed or falls due in it. If
- * settled, the first instruction's boundary work is done already: what
- * the message sent there made due (a sync, in sync mode 1) waits for the
- * next boundary, as it would on the record path.
+ * The first instruction's boundary work, past the common case: a sync or
+ * lost trace to report.
+ */
+static NT_COLD void block_boundary(struct nt_encoder *e,
+				   const struct nt_block *b, uint64_t context,
+				   uint64_t tstamp)
+{
+	struct nt_record first = block_first(b, context, tstamp);
+
+	boundary(e, &first);
+}
+
+/*
+ * The block as its records, its first boundary done: something falls due
+ * in it, or trace was lost there and not reported yet.
  */
 static NT_COLD void retire_block_records(struct nt_encoder *e,
 					 const struct nt_block *b,
 					 uint64_t next, uint64_t context,
-					 uint64_t tstamp, bool settled)
+					 uint64_t tstamp)
 {
-	struct nt_record first = { .addr = b->addr, .size = b->first_size,
-				   .priv = b->priv, .context = context,
-				   .tstamp = tstamp };
+	struct nt_record first = block_first(b, context, tstamp);
 	struct nt_record last = block_last(b, next, context, tstamp);
 
-	/*
-	 * The first instruction's boundary: what earlier ones left owed.
-	 * (It needs the address, level, context and time, not the size.)
-	 */
 	e->stats.records++;
-	if (e->slow) {
-		if (!settled)
-			boundary(e, &first);
-		if (e->lost) {
-			/* it is dropped, as is the run behind it */
-			if (b->n > 1)
-				nt_encoder_retire(e, &last);
-			settle_return(e, next);
-			return;
-		}
-	}
-	if (!block_needs_records(e, b, context, tstamp)) {
-		e->stats.records += b->n - 1;
-		retire_block_fast(e, b, next, context, tstamp);
-		return;
-	}
-	if (b->n == 1) {
+	if (e->lost) {
+		/* no room to report it: dropped, as is the run behind it */
+		if (b->n > 1)
+			nt_encoder_retire(e, &last);
+	} else if (b->n == 1) {
 		retire_settled(e, &last);
 	} else {
 		retire_settled(e, &first);
@@ -1079,26 +1083,27 @@ static NT_COLD void retire_block_records(struct nt_encoder *e,
 size_t nt_encoder_retire_block(struct nt_encoder *e, const struct nt_block *b,
 			       uint64_t next, uint64_t context, uint64_t tstamp)
 {
-	if (e->running) {
-		bool settled = false;
-
+	if (!e->running)
+		return e->olen - e->ohead;
+	if (e->slow) {
 		/*
-		 * What many blocks start with: boundary() for a message
-		 * pending until the target is known (every taken branch's in
-		 * BTM), with neither lost trace nor a sync to report first.
+		 * What earlier instructions left owed, most often a message
+		 * pending until the target is known (every taken branch's
+		 * in BTM): boundary()'s case with neither lost trace nor a
+		 * sync to report first, without building the record.
 		 */
 		if (e->pend != PEND_NONE && !e->need_sync && !e->lost) {
 			resolve_pending(e, b->addr);
 			update_slow(e);
-			settled = true;
-		}
-		if (block_needs_records(e, b, context, tstamp)) {
-			retire_block_records(e, b, next, context, tstamp,
-					     settled);
 		} else {
-			e->stats.records += b->n;
-			retire_block_fast(e, b, next, context, tstamp);
+			block_boundary(e, b, context, tstamp);
 		}
+	}
+	if (block_needs_records(e, b, context, tstamp)) {
+		retire_block_records(e, b, next, context, tstamp);
+	} else {
+		e->stats.records += b->n;
+		retire_block_fast(e, b, next, context, tstamp);
 	}
 	return e->olen - e->ohead;
 }

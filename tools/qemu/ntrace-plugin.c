@@ -565,6 +565,14 @@ static unsigned int running_hart(void)
 
 /* ---- execution -------------------------------------------------------- */
 
+/* The ground truth, if kept: the first n instructions of b retired. */
+static void truth_insns(const struct hart *t, const struct tbinfo *b,
+			unsigned int n)
+{
+	for (unsigned int i = 0; t->truth && i < n; i++)
+		fprintf(t->truth, "0x%" PRIx64 "\n", b->insn[i].pc);
+}
+
 static void retire(unsigned int h, const struct nt_record *r)
 {
 	struct hart *t = &harts[h];
@@ -646,8 +654,7 @@ static size_t retire_whole(struct hart *t, const struct tbinfo *b,
 	if (t->tracing) {
 		pending = nt_encoder_retire_block(t->enc, &b->blk, next, 0,
 						  t->insns);
-		for (unsigned int i = 0; t->truth && i < b->n; i++)
-			fprintf(t->truth, "0x%" PRIx64 "\n", b->insn[i].pc);
+		truth_insns(t, b, b->n);
 	}
 	t->insns += b->n;
 	return pending;
@@ -679,8 +686,7 @@ static void retire_part(unsigned int h, const struct tbinfo *b,
 		t->insns += run;
 		if (t->tracing) {
 			nt_encoder_retire_plain(t->enc, &r, run, half);
-			for (i = 0; t->truth && i < run; i++)
-				fprintf(t->truth, "0x%" PRIx64 "\n", b->insn[i].pc);
+			truth_insns(t, b, run);
 		}
 	}
 	for (i = run; i < upto; i++) {
@@ -844,6 +850,7 @@ static void mem_cb(unsigned int vcpu, qemu_plugin_meminfo_t info,
 	/* the store's own block says at which level the hart runs */
 	(void)vcpu;	/* it may name another hart: see the top of this file */
 	h = running_hart();
+	/* (nharts <= MAX_HARTS, but GCC cannot see it and warns) */
 	if (h < nharts && h < MAX_HARTS)
 		harts[h].priv = (uint8_t)(uintptr_t)ud;
 	storing_hart = h;

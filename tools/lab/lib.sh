@@ -19,6 +19,16 @@ STAMPS=$CACHE/stamps
 # Paths as seen from inside the chroot (see lab_chroot).
 CWORK=/lab
 CREPO=/src
+# Where the emulated trace hardware sits on a 1 GiB board: the register
+# windows from NT_BASE, the trace buffer NT_MEM..NT_MEM+NT_MEMSIZE. The
+# plugin takes them as arguments, tools/qemu/ntrace-dt.sh describes them
+# in the device tree, the bare-metal test has them compiled in.
+# shellcheck disable=SC2034
+{
+	NT_BASE=0xbf000000
+	NT_MEM=0xbf100000
+	NT_MEMSIZE=0xf00000
+}
 
 log() { printf '[lab %(%H:%M:%S)T] %s\n' -1 "$*" >&2; }
 die() { printf '[lab] ERROR: %s\n' "$*" >&2; exit 1; }

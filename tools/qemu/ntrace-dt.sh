@@ -4,14 +4,15 @@
 #   ntrace-dt.sh IN.dtb OUT.dtb
 # One trace encoder per hart (compatible "riscv,trace-component", reg, cpus),
 # a RAM sink, and the no-map reserved memory holding their register
-# windows and the trace buffer. The addresses must match the plugin's
-# arguments (see NTRACE_* in tools/lab/run).
+# windows and the trace buffer, at NTRACE_BASE, NTRACE_MEM and
+# NTRACE_MEMSIZE (tools/lab/run passes the lab's NT_* from lib.sh, as it
+# passes them to the plugin).
 set -euo pipefail
 
 in=$1 out=$2
-base=${NTRACE_BASE:-0xbf000000}
-mem=${NTRACE_MEM:-0xbf100000}
-memsize=${NTRACE_MEMSIZE:-0xf00000}
+base=${NTRACE_BASE:?}
+mem=${NTRACE_MEM:?}
+memsize=${NTRACE_MEMSIZE:?}
 dts=$(mktemp)
 trap 'rm -f "$dts"' EXIT
 

@@ -27,10 +27,13 @@
 #define TRACE_FEATURES	0
 #endif
 
-/* where tools/lab/run --ntrace and the plugin put the components */
-#define ENCODER(h)	(0xbf000000ul + 0x1000ul * (h))
-#define SINK		0xbf010000ul
-#define BUFFER		0xbf100000ul
+/* where the plugin puts the components: NT_* in tools/lab/lib.sh */
+#if !defined(NT_BASE) || !defined(NT_MEM)
+#error "build with -DNT_BASE= and -DNT_MEM= (see tools/qemu/ntrace-hw-test)"
+#endif
+#define ENCODER(h)	(NT_BASE + 0x1000ul * (h))
+#define SINK		(NT_BASE + 0x10000ul)
+#define BUFFER		NT_MEM
 #define BUFFER_SIZE	0x10000ul
 #define UART		0x10000000ul
 #define FINISHER	0x100000ul

@@ -330,8 +330,9 @@ static void round_trips(void)
 		tap_ok(n == nsent && !bad,
 		       "round trip src=%u ts=%u ext=%u xlen=%u: %zu messages, %zu bad",
 		       src_bits, ts, ext, xlen, nsent, bad);
-		tap_ok(!packed_bad, "packed and byte-wise writing agree (src=%u "
-		       "ts=%u ext=%u xlen=%u): %zu short messages, %zu differ",
+		tap_ok(packed && !packed_bad,
+		       "packed and byte-wise writing agree (src=%u ts=%u "
+		       "ext=%u xlen=%u): %zu short messages, %zu differ",
 		       src_bits, ts, ext, xlen, packed, packed_bad);
 		tap_ok(!short_bad, "a byte too little room is refused and not "
 		       "overrun (src=%u ts=%u ext=%u xlen=%u): %zu bad",

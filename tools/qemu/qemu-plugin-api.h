@@ -148,20 +148,12 @@ void qemu_plugin_register_vcpu_discon_cb(qemu_plugin_id_t id,
 					 void *userdata);
 void qemu_plugin_register_atexit_cb(qemu_plugin_id_t id,
 				    qemu_plugin_udata_cb_t cb, void *userdata);
-void qemu_plugin_register_vcpu_tb_exec_cb(struct qemu_plugin_tb *tb,
-					  qemu_plugin_vcpu_udata_cb_t cb,
-					  enum qemu_plugin_cb_flags flags,
-					  void *userdata);
 void qemu_plugin_register_vcpu_tb_exec_cond_cb(struct qemu_plugin_tb *tb,
 					       qemu_plugin_vcpu_udata_cb_t cb,
 					       enum qemu_plugin_cb_flags flags,
 					       enum qemu_plugin_cond cond,
 					       qemu_plugin_u64 entry,
 					       uint64_t imm, void *userdata);
-void qemu_plugin_register_vcpu_insn_exec_cb(struct qemu_plugin_insn *insn,
-					    qemu_plugin_vcpu_udata_cb_t cb,
-					    enum qemu_plugin_cb_flags flags,
-					    void *userdata);
 void qemu_plugin_register_vcpu_mem_cb(struct qemu_plugin_insn *insn,
 				      qemu_plugin_mem_cb_t cb,
 				      enum qemu_plugin_cb_flags flags,
@@ -169,12 +161,10 @@ void qemu_plugin_register_vcpu_mem_cb(struct qemu_plugin_insn *insn,
 				      void *userdata);
 
 struct qemu_plugin_scoreboard *qemu_plugin_scoreboard_new(size_t element_size);
-void qemu_plugin_scoreboard_free(struct qemu_plugin_scoreboard *score);
 void qemu_plugin_u64_set(qemu_plugin_u64 entry, unsigned int vcpu_index,
 			 uint64_t val);
 
 size_t qemu_plugin_tb_n_insns(const struct qemu_plugin_tb *tb);
-uint64_t qemu_plugin_tb_vaddr(const struct qemu_plugin_tb *tb);
 struct qemu_plugin_insn *qemu_plugin_tb_get_insn(const struct qemu_plugin_tb *tb,
 						 size_t idx);
 size_t qemu_plugin_insn_data(const struct qemu_plugin_insn *insn, void *dest,
@@ -183,7 +173,6 @@ size_t qemu_plugin_insn_size(const struct qemu_plugin_insn *insn);
 uint64_t qemu_plugin_insn_vaddr(const struct qemu_plugin_insn *insn);
 
 unsigned int qemu_plugin_mem_size_shift(qemu_plugin_meminfo_t info);
-bool qemu_plugin_mem_is_store(qemu_plugin_meminfo_t info);
 qemu_plugin_mem_value qemu_plugin_mem_get_value(qemu_plugin_meminfo_t info);
 struct qemu_plugin_hwaddr *qemu_plugin_get_hwaddr(qemu_plugin_meminfo_t info,
 						  uint64_t vaddr);

@@ -15,6 +15,11 @@ STAMPS=$CACHE/stamps
 {
 	MIRROR=${NTRACE_LAB_MIRROR:-http://deb.debian.org/debian}
 	SUITE=${NTRACE_LAB_SUITE:-trixie}
+	# The key the board's riscv64 packages are checked with, as seen
+	# from inside the chroot (a private mirror may sign with its own).
+	GUEST_KEYRING=${NTRACE_LAB_KEYRING:-/usr/share/keyrings/debian-archive-keyring.gpg}
+	# Suites tried in turn for the riscv64 packages (guest-apt.sh).
+	GUEST_SUITES=${NTRACE_LAB_GUEST_SUITES:-$SUITE forky sid}
 }
 # Paths as seen from inside the chroot (see lab_chroot).
 CWORK=/lab
@@ -38,7 +43,7 @@ die() { printf '[lab] ERROR: %s\n' "$*" >&2; exit 1; }
 need_root() {
 	[ "$(id -u)" -eq 0 ] && return
 	if command -v sudo >/dev/null && sudo -n true 2>/dev/null; then
-		exec sudo -n --preserve-env=NTRACE_LAB_CACHE,NTRACE_LAB_MIRROR,NTRACE_LAB_SUITE,NTRACE_LAB_VARIANT,NTRACE_LAB_SMP,NTRACE_LAB_TIMEOUT \
+		exec sudo -n --preserve-env=NTRACE_LAB_CACHE,NTRACE_LAB_MIRROR,NTRACE_LAB_SUITE,NTRACE_LAB_GUEST_SUITES,NTRACE_LAB_KEYRING,NTRACE_LAB_KERNELS,NTRACE_LAB_VARIANT,NTRACE_LAB_SMP,NTRACE_LAB_TIMEOUT \
 			"$0" "${LAB_ARGS[@]}"
 	fi
 	die "the lab needs root (debootstrap, chroot, mounts)"
@@ -92,4 +97,75 @@ lab_chroot() {
 # Versions of the chroot packages that feed the builds; part of every key.
 pkg_versions() {
 	lab_chroot dpkg-query -W -f '${Package}:${Architecture}=${Version}\n' "$@"
+}
+
+# retry TRIES LOG CMD...: run CMD with its output in LOG, again after 5,
+# 10, 20... seconds while it fails (a mirror that hiccups); the last
+# status counts.
+retry() {
+	local tries=$1 out=$2 try=1 delay=5
+	shift 2
+	until "$@" > "$out" 2>&1; do
+		[ "$try" -lt "$tries" ] || return 1
+		log "'$*' failed, retrying in ${delay}s: $(grep -m1 -E '^(E|W): ' "$out" || tail -n 1 "$out")"
+		sleep "$delay"
+		try=$((try + 1)) delay=$((delay * 2))
+	done
+}
+
+# The kernels the lab builds, as "<series> <source package>" lines:
+# series 6.12 is Debian's LTS, 7.x the newest mainline in backports.
+# NTRACE_LAB_KERNELS="6.12" (or "7.x") builds and tests only those.
+lab_kernels() {
+	[ -f "$WORK/kernels" ] || die "run tools/lab/setup.sh first"
+	local want=${NTRACE_LAB_KERNELS:-}
+	if [ -z "$want" ]; then
+		cat "$WORK/kernels"
+		return
+	fi
+	awk -v want=" $want " 'index(want, " " $1 " ")' "$WORK/kernels"
+}
+
+# The source package of a kernel series.
+kernel_pkg() { # series
+	awk -v k="$1" '$1 == k {print $2}' "$WORK/kernels"
+}
+
+# Where a chroot package's installed version came from, e.g.
+# "trixie-backports/main".
+pkg_origin() { # package
+	lab_chroot apt-cache policy "$1" | awk '
+		/^ \*\*\* / {mine = 1; next}
+		mine && /^ +[0-9]+ / {print $3; exit}
+		/^ {5}[^ ]/ {mine = 0}'
+}
+
+# Record what this lab is built from, so that a failure can name what
+# moved: $WORK/manifest.
+write_manifest() {
+	local p v out=$WORK/manifest.tmp
+	{
+		printf 'lab manifest, %(%Y-%m-%d %H:%M UTC)T\n' -1
+		printf 'mirror %s, host chroot %s\n' "$MIRROR" "$SUITE"
+		for p in $(awk '{print $2}' "$WORK/kernels") qemu-system-riscv \
+			gcc-riscv64-linux-gnu binutils-riscv64-linux-gnu gcc; do
+			v=$(lab_chroot dpkg-query -W -f '${Version}' "$p")
+			printf '%-28s %-26s %s\n' "$p" "$v" "$(pkg_origin "$p")"
+		done
+		printf '%-28s %-26s %s\n' opensbi \
+			"$(sed 's/^opensbi_//; s/_all\.deb$//' "$WORK/firmware/VERSION")" forky
+		sed -n 's/^suite=/riscv64 packages from /p; s/^skipped /  passed over /p' \
+			"$WORK/rvroot/.packages"
+		grep -v -e '^suite=' -e '^skipped ' "$WORK/rvroot/.packages" |
+			sed 's/^/  riscv64 /'
+	} > "$out"
+	mv "$out" "$WORK/manifest"
+}
+
+# guest_apt ARGS...: tools/lab/guest-apt.sh in the chroot, with the lab's
+# mirror, suites and key and the apt root under the cache.
+guest_apt() {
+	lab_chroot bash "$CREPO/tools/lab/guest-apt.sh" --root "$CWORK/rvapt" \
+		--mirror "$MIRROR" --suites "$GUEST_SUITES" \
+		--keyring "$GUEST_KEYRING" "$@"
 }

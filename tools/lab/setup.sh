@@ -12,25 +12,27 @@ need_root
 # Bump to force a rebuild of the chroot when the recipe below changes.
 CHROOT_KEY=$(hash_inputs "chroot-v1" "$SUITE" "$MIRROR")
 
-# Packages installed in the chroot. qemu (qemu-system-riscv, split out of
-# qemu-system-misc since QEMU 10) comes from trixie-backports:
-# QEMU 10.0 never delivers the counter overflow interrupt to S-mode.
-CHROOT_PKGS=(
-	build-essential bc flex bison libssl-dev libelf-dev cpio kmod
-	xz-utils rsync patch file ccache python3 perl
-	gcc-riscv64-linux-gnu binutils-riscv64-linux-gnu
-	libc6-dev-riscv64-cross linux-source-6.12
-	llvm autofdo
-)
-BPO_PKGS=(qemu-system-riscv)
+# Packages installed in the chroot (amd64 only: the board's riscv64
+# userspace has an apt root of its own, see step_rvroot). qemu
+# (qemu-system-riscv, split out of qemu-system-misc since QEMU 10) and the
+# 7.x kernel source come from $SUITE-backports: QEMU 10.0 never delivers
+# the counter overflow interrupt to S-mode.
 # llvm (llvm-profgen) and autofdo (create_gcov) turn the board's branch
 # stacks into AutoFDO profiles on the host side (selftests/ctr/autofdo-test).
+# gpg, apt-utils (apt-ftparchive) and python3 serve the bad-mirror test
+# (tools/lab/mirror-test) its own small signed archive.
+CHROOT_PKGS=(
+	build-essential bc flex bison libssl-dev libelf-dev cpio kmod
+	xz-utils rsync patch file ccache python3 perl git
+	gcc-riscv64-linux-gnu binutils-riscv64-linux-gnu
+	libc6-dev-riscv64-cross linux-source-6.12
+	llvm autofdo gpg gpg-agent apt-utils
+)
+BPO_PKGS=(qemu-system-riscv)
 # Guest userspace, unpacked rather than installed. binutils: perf report
 # runs addr2line for source lines (--branch-history) and dies of SIGPIPE
 # when it is missing.
 RV_PKGS=(busybox-static linux-perf binutils-riscv64-linux-gnu)
-PKG_KEY=$(hash_inputs "pkgs-v1" "$CHROOT_KEY" "${CHROOT_PKGS[*]}" "${BPO_PKGS[*]}")
-
 step_host() {
 	command -v debootstrap >/dev/null && command -v unshare >/dev/null && return
 	log "installing debootstrap on the host"
@@ -55,48 +57,57 @@ step_chroot() {
 }
 
 step_packages() {
-	stamp_ok packages "$PKG_KEY" && return
-	log "configuring apt in the chroot and installing packages"
+	log "configuring apt in the chroot"
 	rm -f "$CHROOT/etc/apt/sources.list"
 	cat > "$CHROOT/etc/apt/sources.list.d/debian.sources" <<-SRC
 	Types: deb
 	URIs: $MIRROR
-	Suites: $SUITE
-	Components: main
-	Architectures: amd64 riscv64
-	Check-Valid-Until: no
-	Signed-By: /usr/share/keyrings/debian-archive-keyring.gpg
-
-	Types: deb
-	URIs: $MIRROR
-	Suites: $SUITE-updates $SUITE-backports forky
+	Suites: $SUITE $SUITE-updates $SUITE-backports forky
 	Components: main
 	Architectures: amd64
 	Check-Valid-Until: no
 	Signed-By: /usr/share/keyrings/debian-archive-keyring.gpg
 	SRC
-	# forky is there only for the opensbi firmware; never install from it.
-	# riscv64 comes from the main suite only: the guest userspace must match
-	# the multiarch versions installed from it, and mirrors need not carry
-	# riscv64 indexes for the other suites. Snapshot mirrors serve Release
-	# files past their Valid-Until date, hence Check-Valid-Until: no.
+	# forky is there only for the opensbi firmware and the kbuild tools
+	# of forky's riscv64 headers; it never wins over $SUITE. Snapshot
+	# mirrors serve Release files past their Valid-Until date, hence
+	# Check-Valid-Until: no.
 	cat > "$CHROOT/etc/apt/preferences.d/lab" <<-PIN
 	Package: *
 	Pin: release n=forky
 	Pin-Priority: 50
 	PIN
 	# Downloads land in the root-owned cache, which _apt cannot write.
-	printf 'APT::Install-Recommends "false";\nAPT::Install-Suggests "false";\nAPT::Sandbox::User "root";\n' \
+	printf 'APT::Install-Recommends "false";\nAPT::Install-Suggests "false";\nAPT::Sandbox::User "root";\nAcquire::Retries "3";\n' \
 		> "$CHROOT/etc/apt/apt.conf.d/90lab"
-	lab_chroot dpkg --add-architecture riscv64
-	lab_chroot apt-get update -q
-	lab_chroot apt-get install -y -q "${CHROOT_PKGS[@]}"
-	lab_chroot apt-get install -y -q -t "$SUITE-backports" "${BPO_PKGS[@]}"
+	# A chroot made when it still had riscv64 in its architectures.
+	if lab_chroot dpkg --print-foreign-architectures | grep -qx riscv64; then
+		lab_chroot dpkg --remove-architecture riscv64 ||
+			die "cannot drop riscv64 from the chroot's dpkg"
+	fi
+	# Every run looks at what the mirror has now, so that a package that
+	# moved is installed and every stamp keyed on versions notices.
+	if ! retry 3 "$CACHE/apt-update.log" lab_chroot apt-get update -q; then
+		log "apt-get update failed ($(grep -m1 '^[EW]: ' "$CACHE/apt-update.log" || tail -n 1 "$CACHE/apt-update.log")); using the lists it left"
+	fi
+	KSRC7=$(lab_chroot apt-cache pkgnames linux-source-7. |
+		grep -E '^linux-source-7\.[0-9]+$' | sort -V | tail -n 1)
+	[ -n "$KSRC7" ] || die "no linux-source-7.x package in $SUITE-backports"
+	log "installing or upgrading the chroot packages"
+	retry 3 "$CACHE/apt-install.log" lab_chroot apt-get install -y -q \
+		"${CHROOT_PKGS[@]}" ||
+		{ tail -n 30 "$CACHE/apt-install.log" >&2; die "cannot install the chroot packages"; }
+	retry 3 "$CACHE/apt-install.log" lab_chroot apt-get install -y -q \
+		-t "$SUITE-backports" "${BPO_PKGS[@]}" "$KSRC7" ||
+		{ tail -n 30 "$CACHE/apt-install.log" >&2; die "cannot install ${BPO_PKGS[*]} $KSRC7 from $SUITE-backports"; }
 	local qv
 	qv=$(lab_chroot dpkg-query -W -f '${Version}' qemu-system-riscv)
 	lab_chroot dpkg --compare-versions "$qv" ge 1:11 ||
 		die "qemu-system-riscv $qv is older than 11: perf sampling would not work"
-	stamp_set packages "$PKG_KEY"
+	# The kernels the lab builds: one per patch series (patches/linux-*).
+	printf '6.12 linux-source-6.12\n7.x %s\n' "$KSRC7" > "$WORK/kernels.tmp"
+	mv "$WORK/kernels.tmp" "$WORK/kernels"
+	stamp_set packages "$(hash_inputs pkgs-v2 "$(pkg_versions "${CHROOT_PKGS[@]}" "${BPO_PKGS[@]}" "$KSRC7")")"
 }
 
 step_firmware() {
@@ -122,23 +133,22 @@ step_firmware() {
 	stamp_set firmware "$key"
 }
 
-# Resolve the riscv64 dependency closure with apt itself (download only, in
-# an empty archive dir), then unpack every package into one tree.
+# The riscv64 userspace, from an apt root of its own (guest-apt.sh). The
+# closure apt resolves now is the key: a package that moved on the mirror
+# rebuilds the tree and everything packed from it.
 step_rvroot() {
-	local key
-	key=$(hash_inputs "rv-v1" "$PKG_KEY" "${RV_PKGS[*]}")
-	stamp_ok rvroot "$key" && return
+	local key resolved
+	resolved=$(guest_apt --resolve-only "${RV_PKGS[@]}") ||
+		die "cannot resolve the board's riscv64 packages (see above)"
+	key=$(hash_inputs "rv-v2" "$(grep -v '^skipped ' <<< "$resolved")")
+	if stamp_ok rvroot "$key" && [ -f "$WORK/rvroot/.packages" ]; then
+		return
+	fi
 	log "fetching riscv64 userspace: ${RV_PKGS[*]}"
-	rm -rf "$WORK/rvroot" "$WORK/dl-rv"
-	mkdir -p "$WORK/dl-rv/partial" "$WORK/rvroot"
-	local p pkgs=()
-	for p in "${RV_PKGS[@]}"; do pkgs+=("$p:riscv64"); done
-	lab_chroot apt-get install -y -q --download-only \
-		-o Dir::Cache::Archives="$CWORK/dl-rv" "${pkgs[@]}"
-	lab_chroot sh -c "for d in $CWORK/dl-rv/*.deb; do dpkg-deb -x \"\$d\" $CWORK/rvroot; done"
-	(cd "$WORK/dl-rv" && ls -1 ./*.deb) > "$WORK/rvroot/.packages"
-	rm -rf "$WORK/dl-rv"
-	stamp_set rvroot "$key"
+	resolved=$(guest_apt --dest "$CWORK/rvroot" "${RV_PKGS[@]}") ||
+		die "cannot fetch the board's riscv64 packages (see above)"
+	printf '%s\n' "$resolved" > "$WORK/rvroot/.packages"
+	stamp_set rvroot "$(hash_inputs "rv-v2" "$(grep -v '^skipped ' <<< "$resolved")")"
 }
 
 step_host
@@ -146,4 +156,5 @@ step_chroot
 step_packages
 step_firmware
 step_rvroot
+write_manifest
 log "setup complete: $(lab_chroot dpkg-query -W -f '${Version}' qemu-system-riscv) qemu, $(cat "$WORK/firmware/VERSION")"

@@ -363,6 +363,23 @@ static const struct kernel_param_ops ctr_max_depth_ops = {
 module_param_cb(max_depth, &ctr_max_depth_ops, NULL, 0444);
 MODULE_PARM_DESC(max_depth, "Largest depth the hardware accepts (read-only)");
 
+/*
+ * Mainline (6.15) gave pmu::sched_task() the task being switched, and
+ * 6.12.117 took that over; older 6.12.y and vendor kernels still have
+ * the two-argument form. A kernel version check would get the stable
+ * backports wrong, so the build probes the form instead (tools/lab/
+ * conftest) and defines HAVE_PMU_SCHED_TASK_NO_TASK for the old one.
+ */
+#ifdef HAVE_PMU_SCHED_TASK_NO_TASK
+static void ctr_sched_task_hook(struct perf_event_pmu_context *pmu_ctx,
+				bool sched_in)
+{
+	riscv_ctr_sched_task(pmu_ctx, current, sched_in);
+}
+#else
+#define ctr_sched_task_hook riscv_ctr_sched_task
+#endif
+
 /**
  * riscv_ctr_init_pmu() - detect CTR and hook it into a PMU
  * @pmu: the SBI PMU, before perf_pmu_register()
@@ -393,7 +410,7 @@ bool riscv_ctr_init_pmu(struct pmu *pmu)
 	ctr_enc = ctr_enc_for(ctr_depth_param);
 	csr_write(CSR_SCTRDEPTH, ctr_enc);
 	ctr_present = true;
-	pmu->sched_task = riscv_ctr_sched_task;
+	pmu->sched_task = ctr_sched_task_hook;
 	pr_info("depth %u (max %u), sctrctl %#llx%s%s\n",
 		ctr_depth_entries(ctr_enc), ctr_depth_entries(ctr_max_enc),
 		ctr_ctl_ok, ctr_has_misp ? ", misp" : "",
@@ -441,18 +458,17 @@ static s64 ctr_filter(struct perf_event *event)
 	u64 bst = event->attr.branch_sample_type;
 	u64 ctl = CTRCTL_LCOFIFRZ;
 	u64 types = bst & CTR_BRANCH_TYPES;
-	int ret;
 
 	if (bst & ~(CTR_BRANCH_TYPES | CTR_BRANCH_OPTIONS |
 		    PERF_SAMPLE_BRANCH_CALL_STACK))
 		return -EOPNOTSUPP;
 
-	if (bst & PERF_SAMPLE_BRANCH_KERNEL) {
-		ret = perf_allow_kernel(&event->attr);
-		if (ret)
-			return ret;
+	/*
+	 * perf_copy_attr() has already checked perf_allow_kernel() for a
+	 * branch stack that asks for kernel entries.
+	 */
+	if (bst & PERF_SAMPLE_BRANCH_KERNEL)
 		ctl |= CTRCTL_S;
-	}
 	if (bst & PERF_SAMPLE_BRANCH_USER)
 		ctl |= CTRCTL_U;
 	/* HV: there is no hypervisor below this kernel to record. */
@@ -626,13 +642,14 @@ static void ctr_restore(struct ctr_saved *s)
 /**
  * riscv_ctr_sched_task() - context switch callback of the PMU
  * @pmu_ctx: perf's PMU context (unused)
+ * @task: the task being switched in or out (unused: this is current)
  * @sched_in: true when the next task is being switched in
  *
  * A task switched in starts with an empty buffer, except that a task's
  * own call stack (CALL_STACK events) is saved at switch out and put back.
  */
 void riscv_ctr_sched_task(struct perf_event_pmu_context *pmu_ctx,
-			  bool sched_in)
+			  struct task_struct *task, bool sched_in)
 {
 	struct ctr_cpu *cc = this_cpu_ptr(ctr_cpus);
 	struct ctr_saved *s;

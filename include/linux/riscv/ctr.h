@@ -17,7 +17,7 @@ int riscv_ctr_event_init(struct perf_event *event);
 int riscv_ctr_add(struct perf_event *event);
 void riscv_ctr_del(struct perf_event *event);
 void riscv_ctr_sched_task(struct perf_event_pmu_context *pmu_ctx,
-			  bool sched_in);
+			  struct task_struct *task, bool sched_in);
 void riscv_ctr_sample(struct perf_event *event, struct perf_sample_data *data);
 void riscv_ctr_irq_done(void);
 #else

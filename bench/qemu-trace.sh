@@ -19,12 +19,14 @@ rm -rf "$work"
 mkdir -p "$work/share"
 
 # the plugin of this tree; the module as the test built it against the
-# lab kernel (the test builds it if it has not run yet)
+# lab's first kernel (the test builds it if it has not run yet)
 make -s -C "$root" plugin
-if [ ! -f "$WORK/ntrace-hw/share/ntrace_hw.ko" ]; then
+series=$(lab_kernels | awk 'NR == 1 {print $1}')
+ko=$WORK/ntrace-hw/mod-$series/ntrace_hw.ko
+if [ ! -f "$ko" ]; then
 	"$root/tools/qemu/ntrace-hw-test" >/dev/null || true
 fi
-cp "$WORK/ntrace-hw/share/ntrace_hw.ko" "$work/share/"
+cp "$ko" "$work/share/"
 riscv64-linux-gnu-gcc -O2 -static -o "$work/share/traced" \
 	"$root/tools/qemu/guest/traced.c"
 cat > "$work/share/bench.sh" <<GUEST
@@ -49,7 +51,7 @@ run_one() { # guest mode, extra run options... -> milliseconds
 	local mode=$1
 	shift
 	rm -f "$work/share/ms"
-	"$root/tools/lab/run" --smp 1 --share "$work/share" "$@" \
+	"$root/tools/lab/run" --kernel "$series" --smp 1 --share "$work/share" "$@" \
 		--cmd "sh /mnt/host/bench.sh $mode" > "$work/run.log" 2>&1
 	cat "$work/share/ms"
 }

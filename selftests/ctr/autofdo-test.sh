@@ -10,21 +10,24 @@
 # Prints TAP-style lines and one "N passed, N failed" line; exit status 0
 # only when everything passed. make check runs it after the lab tests.
 #
-# Usage: selftests/ctr/autofdo-test.sh [--variant default|debug] [--keep DIR]
+# Usage: selftests/ctr/autofdo-test.sh [--kernel 6.12|7.x]
+#        [--variant default|debug] [--keep DIR]
 set -euo pipefail
 REPO=$(cd "$(dirname "$0")/../.." && pwd)
 . "$REPO/tools/lab/lib.sh"
 need_root
 
-VARIANT=default KEEP=''
+VARIANT=default KEEP='' SERIES=''
 while [ $# -gt 0 ]; do
 	case "$1" in
+	--kernel) SERIES=$2; shift ;;
 	--variant) VARIANT=$2; shift ;;
 	--keep) KEEP=$2; shift ;;
-	*) die "usage: $0 [--variant default|debug] [--keep DIR]" ;;
+	*) die "usage: $0 [--kernel 6.12|7.x] [--variant default|debug] [--keep DIR]" ;;
 	esac
 	shift
 done
+[ -n "$SERIES" ] || SERIES=$(lab_kernels | awk 'NR == 1 {print $1}')
 
 BIN=$WORK/selftests-$VARIANT/workload/brwork
 [ -x "$BIN" ] || die "no $BIN: build the lab first (make -C tools/lab build)"
@@ -52,16 +55,16 @@ names_ok() { # file, tool
 
 # perf's branch history skips stacks deeper than 127, and llvm-profgen
 # wants LBR-only lines: depth 64, samples without branches dropped.
-"$LAB_DIR/run" --variant "$VARIANT" --share "$DIR" --timeout 600 --cmd '
+"$LAB_DIR/run" --kernel "$SERIES" --variant "$VARIANT" --share "$DIR" --timeout 600 --cmd '
 	cp /selftests/workload/brwork . &&
 	echo 64 > /sys/module/riscv_ctr/parameters/depth &&
 	perf record -b -e cycles:u -c 20011 -o perf.data -- ./brwork 1000000 &&
 	perf script -i perf.data -F ip,brstack > brstack.txt' >&2 ||
-	result "not ok" "board: perf record -b and perf script -F ip,brstack"
+	result "not ok" "board (linux $SERIES): perf record -b and perf script -F ip,brstack"
 if [ -s "$DIR/brstack.txt" ]; then
-	result ok "board: $(grep -c / "$DIR/brstack.txt") samples with branch stacks in brstack.txt"
+	result ok "board (linux $SERIES): $(grep -c / "$DIR/brstack.txt") samples with branch stacks in brstack.txt"
 else
-	result "not ok" "board: brstack.txt is empty"
+	result "not ok" "board (linux $SERIES): brstack.txt is empty"
 fi
 
 # llvm-profgen: LBR-only perf script lines (every line has from/to pairs).
@@ -83,7 +86,8 @@ fi
 # Rebuild brwork with -gdwarf-4 and make sure the code is the same.
 # (The board's perf resolves fewer branch symbols of a DWARF 4 brwork,
 # which is why the board keeps the DWARF 5 one.)
-lab_chroot make -s -C "$CREPO/selftests" KSRC="$CWORK/linux" \
+lab_chroot make -s -C "$CREPO/selftests" \
+	KSRC="$CWORK/linux-$(lab_kernels | awk 'END {print $1}')" \
 	OUT="$CDIR/dwarf4" \
 	BRWORK_CFLAGS="-g -gdwarf-4 -fno-inline -fno-omit-frame-pointer" \
 	"$CDIR/dwarf4/workload/brwork" > "$DIR/dwarf4.log" 2>&1 || true

@@ -1,15 +1,19 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0
-# Build the lab kernel: Debian's linux-source-6.12 plus the project's
-# overlay (drivers/, include/) and patches, configured from tinyconfig and
-# the fragments in this directory, cross-built inside the chroot.
+# Build a lab kernel: one of the Debian kernel sources setup.sh installed
+# (6.12: linux-source-6.12, the LTS; 7.x: the newest linux-source-7.N in
+# backports) plus the project's overlay (drivers/, include/) and its patch
+# series for that base (patches/linux-<series>/), configured from
+# tinyconfig and the fragments in this directory, cross-built inside the
+# chroot.
 #
-# Usage: build-kernel.sh [default|debug]
+# Usage: build-kernel.sh [6.12|7.x] [default|debug]
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
 need_root
 
-VARIANT=${1:-${NTRACE_LAB_VARIANT:-default}}
+SERIES=${1:-6.12}
+VARIANT=${2:-${NTRACE_LAB_VARIANT:-default}}
 FRAGS=("$LAB_DIR/kernel.config")
 case "$VARIANT" in
 default) ;;
@@ -18,63 +22,71 @@ debug) FRAGS+=("$LAB_DIR/kernel-debug.config") ;;
 esac
 
 [ -f "$STAMPS/packages" ] || die "run tools/lab/setup.sh (make -C tools/lab setup) first"
+KPKG=$(kernel_pkg "$SERIES")
+[ -n "$KPKG" ] || die "unknown kernel series '$SERIES' (known: $(awk '{print $1}' "$WORK/kernels" | xargs))"
+TAG=$SERIES-$VARIANT
 
 OVERLAY=()
 for d in drivers include; do
 	[ -d "$REPO_DIR/$d" ] && OVERLAY+=("$REPO_DIR/$d")
 done
-PATCHDIR=$REPO_DIR/patches/linux-6.12
-[ -d "$PATCHDIR" ] && OVERLAY+=("$PATCHDIR")
+PATCHDIR=$REPO_DIR/patches/linux-$SERIES
+[ -d "$PATCHDIR" ] || die "no patch series $PATCHDIR for the $SERIES kernel"
 
-VERS=$(pkg_versions linux-source-6.12 gcc-riscv64-linux-gnu | tr '\n' ' ')
-SRC_KEY=$(hash_inputs "src-v1" "$VERS" "${OVERLAY[@]}")
-KEY=$(hash_inputs "kernel-v1" "$SRC_KEY" "$VARIANT" "${FRAGS[@]}" "$LAB_DIR/build-kernel.sh")
-OUT=$WORK/kernel-$VARIANT
+VERS=$(pkg_versions "$KPKG" gcc-riscv64-linux-gnu | tr '\n' ' ')
+SRC_KEY=$(hash_inputs "src-v2" "$VERS" "${OVERLAY[@]}" "$PATCHDIR")
+KEY=$(hash_inputs "kernel-v2" "$SRC_KEY" "$VARIANT" "${FRAGS[@]}" \
+	"$LAB_DIR/build-kernel.sh" "$LAB_DIR/conftest.sh" "$LAB_DIR/conftest")
+SRC=linux-$SERIES
+OUT=$WORK/kernel-$TAG
 
-if stamp_ok "kernel-$VARIANT" "$KEY" && [ -f "$OUT/Image" ]; then
-	log "kernel ($VARIANT) is up to date"
+if stamp_ok "kernel-$TAG" "$KEY" && [ -f "$OUT/Image" ]; then
+	log "kernel $TAG is up to date"
 	exit 0
 fi
 
-# The source tree is shared by all variants and rebuilt only when the
-# Debian source or the overlay changes; ccache keeps that cheap.
-if ! stamp_ok linux-src "$SRC_KEY" || [ ! -f "$WORK/linux/Makefile" ]; then
-	log "unpacking linux-source-6.12 and applying the overlay"
-	rm -rf "$WORK/linux" "$WORK/linux.tmp"
-	mkdir -p "$WORK/linux.tmp"
+# The source tree is shared by the variants of a series and rebuilt only
+# when the Debian source or the overlay changes; ccache keeps that cheap.
+if ! stamp_ok "src-$SERIES" "$SRC_KEY" || [ ! -f "$WORK/$SRC/Makefile" ]; then
+	log "unpacking $KPKG and applying the overlay"
+	rm -rf "${WORK:?}/$SRC" "$WORK/$SRC.tmp"
+	mkdir -p "$WORK/$SRC.tmp"
 	# --touch: a file the overlay no longer changes must look newer than
 	# its old object, or make would keep the stale object. ccache makes
 	# the resulting full rebuild cheap.
-	lab_chroot tar -C "$CWORK/linux.tmp" --strip-components=1 --touch \
-		-xf /usr/src/linux-source-6.12.tar.xz
+	lab_chroot tar -C "$CWORK/$SRC.tmp" --strip-components=1 --touch \
+		-xf "/usr/src/$KPKG.tar.xz"
 	for d in drivers include; do
-		[ -d "$REPO_DIR/$d" ] && cp -R "$REPO_DIR/$d/." "$WORK/linux.tmp/$d/"
+		[ -d "$REPO_DIR/$d" ] && cp -R "$REPO_DIR/$d/." "$WORK/$SRC.tmp/$d/"
 	done
-	if [ -d "$PATCHDIR" ]; then
-		for p in "$PATCHDIR"/*.patch; do
-			[ -e "$p" ] || continue
-			log "applying $(basename "$p")"
-			patch -d "$WORK/linux.tmp" -p1 --forward --batch < "$p"
-		done
-	fi
-	mv "$WORK/linux.tmp" "$WORK/linux"
-	stamp_set linux-src "$SRC_KEY"
+	# git apply takes no fuzz: a base that moved under a patch fails
+	# here, naming the file and the hunk, instead of building something
+	# nobody reviewed.
+	for p in "$PATCHDIR"/*.patch; do
+		[ -e "$p" ] || continue
+		log "applying $(basename "$p")"
+		if ! lab_chroot sh -c 'cd "$1" && git apply --check "$2" && git apply "$2"' \
+			apply "$CWORK/$SRC.tmp" "$CREPO/${p#"$REPO_DIR"/}"; then
+			die "$(basename "$p") does not apply to $KPKG $(pkg_versions "$KPKG" | cut -d= -f2): refresh patches/linux-$SERIES (Documentation/lab.rst)"
+		fi
+	done
+	mv "$WORK/$SRC.tmp" "$WORK/$SRC"
+	stamp_set "src-$SERIES" "$SRC_KEY"
 fi
 
-BUILD=$CWORK/kbuild-$VARIANT
-mkdir -p "$WORK/kbuild-$VARIANT" "$WORK/ccache" "$OUT"
-cp "${FRAGS[@]}" "$WORK/kbuild-$VARIANT/"
+BUILD=$CWORK/kbuild-$TAG
+mkdir -p "$WORK/kbuild-$TAG" "$WORK/ccache" "$OUT"
+cp "${FRAGS[@]}" "$WORK/kbuild-$TAG/"
 FRAG_NAMES=()
 for f in "${FRAGS[@]}"; do FRAG_NAMES+=("$BUILD/$(basename "$f")"); done
 
-KMAKE=(make -C "$CWORK/linux" O="$BUILD" ARCH=riscv
-	CROSS_COMPILE=riscv64-linux-gnu- "CC=ccache riscv64-linux-gnu-gcc"
-	"-j$(nproc)")
+KARGS=(ARCH=riscv CROSS_COMPILE=riscv64-linux-gnu- "CC=ccache riscv64-linux-gnu-gcc")
+KMAKE=(make -C "$CWORK/$SRC" O="$BUILD" "${KARGS[@]}" "-j$(nproc)")
 
-log "configuring the $VARIANT kernel"
+log "configuring the $TAG kernel"
 lab_chroot env CCACHE_DIR=$CWORK/ccache "${KMAKE[@]}" -s tinyconfig
 lab_chroot env KCONFIG_CONFIG="$BUILD/.config" \
-	"$CWORK/linux/scripts/kconfig/merge_config.sh" -m -O "$BUILD" \
+	"$CWORK/$SRC/scripts/kconfig/merge_config.sh" -m -O "$BUILD" \
 	"$BUILD/.config" "${FRAG_NAMES[@]}" >/dev/null
 lab_chroot env CCACHE_DIR=$CWORK/ccache "${KMAKE[@]}" -s olddefconfig
 
@@ -85,27 +97,57 @@ missing=0
 while IFS= read -r line; do
 	case "$line" in
 	CONFIG_*=*)
-		grep -qxF "$line" "$WORK/kbuild-$VARIANT/.config" ||
+		grep -qxF "$line" "$WORK/kbuild-$TAG/.config" ||
 			{ log "config option lost: $line"; missing=1; }
 		;;
 	"# CONFIG_"*" is not set")
 		opt=${line#\# }; opt=${opt%% *}
-		grep -q "^$opt=" "$WORK/kbuild-$VARIANT/.config" &&
+		grep -q "^$opt=" "$WORK/kbuild-$TAG/.config" &&
 			{ log "config option should be off: $opt"; missing=1; }
 		;;
 	esac
 done < <(cat "${FRAGS[@]}")
 [ "$missing" -eq 0 ] || die "kernel config fragment does not apply cleanly"
 
-log "building the $VARIANT kernel (log: $WORK/kbuild-$VARIANT/build.log)"
-start=$SECONDS
-if ! lab_chroot env CCACHE_DIR=$CWORK/ccache "${KMAKE[@]}" Image modules \
-	> "$WORK/kbuild-$VARIANT/build.log" 2>&1; then
-	grep -E 'error|Error' "$WORK/kbuild-$VARIANT/build.log" | head -n 40 >&2 || true
-	tail -n 20 "$WORK/kbuild-$VARIANT/build.log" >&2
-	die "kernel build failed"
+# Which form of moved API this base has (tools/lab/conftest.sh); the
+# flags reach every object, and the out-of-tree modules built against
+# this tree read them from compat.cflags.
+LOG=$WORK/kbuild-$TAG/build.log
+if ! lab_chroot env CCACHE_DIR=$CWORK/ccache "${KMAKE[@]}" prepare > "$LOG" 2>&1; then
+	tail -n 30 "$LOG" >&2
+	die "kernel $TAG: make prepare failed"
 fi
-cp "$WORK/kbuild-$VARIANT/arch/riscv/boot/Image" "$WORK/kbuild-$VARIANT/.config" \
-	"$WORK/kbuild-$VARIANT/System.map" "$OUT/"
-log "kernel ($VARIANT) built in $((SECONDS - start)) s"
-stamp_set "kernel-$VARIANT" "$KEY"
+COMPAT=$(lab_chroot env CCACHE_DIR=$CWORK/ccache bash "$CREPO/tools/lab/conftest.sh" \
+	"$CWORK/$SRC" "$BUILD" "$CWORK/conftest-$TAG" "${KARGS[@]}") ||
+	die "kernel $TAG: the API probes failed (see above)"
+printf '%s\n' "$COMPAT" > "$WORK/kbuild-$TAG/compat.cflags"
+log "API probes for $TAG: ${COMPAT:-mainline forms only}"
+
+# W=1: the project's code must build without warnings at W=1; the rest
+# of the kernel is not held to that, so only our files are checked.
+log "building the $TAG kernel (log: $LOG)"
+start=$SECONDS
+if ! lab_chroot env CCACHE_DIR=$CWORK/ccache "${KMAKE[@]}" KCFLAGS="$COMPAT" \
+	Image modules >> "$LOG" 2>&1; then
+	grep -E 'error|Error' "$LOG" | head -n 40 >&2 || true
+	tail -n 20 "$LOG" >&2
+	die "kernel $TAG build failed"
+fi
+OURS=()
+while IFS= read -r f; do
+	OURS+=("${f#"$REPO_DIR"/}")
+done < <(find "$REPO_DIR/drivers" -name '*.c' | sort)
+for f in "${OURS[@]}"; do
+	obj=${f%.c}.o
+	rm -f "$WORK/kbuild-$TAG/$obj"
+	if ! lab_chroot env CCACHE_DIR=$CWORK/ccache "${KMAKE[@]}" KCFLAGS="$COMPAT" \
+		W=1 "$obj" > "$WORK/kbuild-$TAG/w1.log" 2>&1 ||
+	   grep -q 'warning:' "$WORK/kbuild-$TAG/w1.log"; then
+		cat "$WORK/kbuild-$TAG/w1.log" >&2
+		die "kernel $TAG: $f is not clean at W=1"
+	fi
+done
+cp "$WORK/kbuild-$TAG/arch/riscv/boot/Image" "$WORK/kbuild-$TAG/.config" \
+	"$WORK/kbuild-$TAG/System.map" "$OUT/"
+log "kernel $TAG built in $((SECONDS - start)) s"
+stamp_set "kernel-$TAG" "$KEY"

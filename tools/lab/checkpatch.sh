@@ -1,12 +1,14 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0
-# Run the kernel's checkpatch.pl --strict (from the unpacked lab kernel
-# source) over the project's kernel code: the overlay's C files and
-# headers, and the patches against linux 6.12.
+# Run the kernel's checkpatch.pl --strict (from the newest kernel source
+# the lab unpacks) over the project's kernel code: the overlay's C files
+# and headers, and the patch series for every base.
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
 need_root
-[ -f "$WORK/linux/scripts/checkpatch.pl" ] || "$LAB_DIR/build-kernel.sh" >&2
+series=$(lab_kernels | awk 'END {print $1}')
+[ -f "$WORK/linux-$series/scripts/checkpatch.pl" ] ||
+	"$LAB_DIR/build-kernel.sh" "$series" >&2
 
 files=() patches=()
 while IFS= read -r f; do
@@ -19,12 +21,11 @@ done < <(find "$REPO_DIR/patches" -name '*.patch' 2>/dev/null | sort)
 [ ${#files[@]} -gt 0 ] || [ ${#patches[@]} -gt 0 ] || die "nothing to check"
 status=0
 if [ ${#files[@]} -gt 0 ]; then
-	lab_chroot perl "$CWORK/linux/scripts/checkpatch.pl" --strict \
+	lab_chroot perl "$CWORK/linux-$series/scripts/checkpatch.pl" --strict \
 		--no-tree --show-types -f "${files[@]}" || status=1
 fi
-# The patches carry no Signed-off-by until they are sent upstream.
 for p in "${patches[@]}"; do
-	lab_chroot perl "$CWORK/linux/scripts/checkpatch.pl" --strict \
-		--no-tree --show-types --ignore MISSING_SIGN_OFF "$p" || status=1
+	lab_chroot perl "$CWORK/linux-$series/scripts/checkpatch.pl" --strict \
+		--no-tree --show-types "$p" || status=1
 done
 exit "$status"

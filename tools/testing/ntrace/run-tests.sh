@@ -9,27 +9,41 @@ root=$(cd "$(dirname "${BASH_SOURCE[0]}")/../../.." && pwd)
 cd "$root" || exit 1
 T=tools/testing/ntrace
 FUZZ_SECONDS=${NTRACE_FUZZ_SECONDS:-60}
-logs=$(mktemp -d)
-trap 'rm -rf "$logs"' EXIT
+# Every program's full output stays here after the run, for the failures
+# whose lines below are not enough.
+logs=$root/build/test-logs
+rm -rf "$logs"
+mkdir -p "$logs"
 passed=0
 failed=0
 
 # run_tap NAME CMD...: count the TAP lines CMD prints; a non-zero exit
-# without a failing line, or no line at all, is one failure more.
+# without a failing line, or no line at all, is one failure more. A
+# failing line brings the diagnostics ("# ...") that follow it. With
+# SHOW_TAP=1 every TAP and diagnostic line is shown (the board tests:
+# they name the kernel that ran and print the lab's manifest).
 run_tap() {
-	local name=$1 log="$logs/$1.log" st okc notc
+	local name=$1 log="$logs/${1//[^A-Za-z0-9_.-]/_}.log" st okc notc
 	shift
 	echo "== $name"
-	"$@" >"$log" 2>&1
+	"$@" >"$log" 2>"$log.stderr"
 	st=$?
 	okc=$(grep -c '^ok ' "$log")
 	notc=$(grep -c '^not ok ' "$log")
-	grep -E '^(not ok|Bail out)' "$log" | head -20
+	if [[ ${SHOW_TAP:-0} = 1 ]]; then
+		grep -E '^(ok|not ok|Bail out|#)' "$log"
+	else
+		awk '/^(not ok|Bail out)/ { shown++; show = shown <= 20; if (show) print; next }
+		     /^#/ && show { if (++lines[shown] <= 30) print; next }
+		     { show = 0 }' "$log"
+	fi
 	if [[ $st -ne 0 && $notc -eq 0 ]] || [[ $okc -eq 0 && $notc -eq 0 ]]; then
 		echo "$name: exit status $st without a TAP failure; last lines:"
+		tail -20 "$log.stderr"
 		tail -20 "$log"
 		notc=$((notc + 1))
 	fi
+	[[ $notc -eq 0 ]] || echo "$name: full output in $log and $log.stderr"
 	echo "$name: $okc passed, $notc failed"
 	passed=$((passed + okc))
 	failed=$((failed + notc))
@@ -101,11 +115,17 @@ fi
 # the virtual RISC-V board, when this tree has it (NTRACE_SKIP_LAB=1 skips
 # it for a quick host-only run)
 if [[ -x tools/lab/lab-test && -z ${NTRACE_SKIP_LAB:-} ]]; then
-	run_tap lab tools/lab/lab-test
+	SHOW_TAP=1 run_tap lab tools/lab/lab-test
+	# the lab's package step against a mirror that serves a bad index
+	run_tap lab-mirror tools/lab/mirror-test
 	# the emulated N-Trace hardware on that board (needs the lab built)
 	run_tap "ntrace-hw" tools/qemu/ntrace-hw-test build
-	# CTR branch stacks through perf into llvm-profgen and create_gcov
-	run_tap "ctr-autofdo" selftests/ctr/autofdo-test.sh
+	# CTR branch stacks through perf into llvm-profgen and create_gcov,
+	# on each kernel the lab built
+	for k in $(bash -c '. tools/lab/lib.sh && lab_kernels' 2>/dev/null |
+		awk '{print $1}'); do
+		run_tap "ctr-autofdo $k" selftests/ctr/autofdo-test.sh --kernel "$k"
+	done
 fi
 
 echo "$passed passed, $failed failed"

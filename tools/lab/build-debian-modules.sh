@@ -3,8 +3,11 @@
 # Build the project's out-of-tree modules (modules.list) against Debian's
 # linux-headers for riscv64, the way a user of a Debian board would. The
 # headers come from the board's own apt root (guest-apt.sh, with its suite
-# fallback) and are unpacked into the chroot; the Kbuild tools they point
-# to come from the amd64 linux-kbuild package of the same ABI.
+# fallback). They are built where that suite's own cross compiler and
+# amd64 linux-kbuild tools are: the lab chroot when the headers are from
+# its suite, else a minimal chroot of the headers' suite next to it (the
+# headers name the compiler their kernel was built with, and forky's
+# gcc-16 does not install into trixie).
 # Prints one "ok|not ok - ..." line per module on stdout.
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
@@ -19,16 +22,46 @@ HDRPKG=$(sed -n 's/^\(linux-headers-[0-9][^=]*-riscv64\)=.*/\1/p' <<< "$resolved
 ABI=${HDRPKG#linux-headers-}
 ABI=${ABI%-riscv64}
 HDR=/usr/src/$HDRPKG
-KEY=$(hash_inputs "debhdr-v2" "$(grep -v '^skipped ' <<< "$resolved")" "$(cat "$STAMPS/packages")")
+KEY=$(hash_inputs "debhdr-v3" "$(grep -v '^skipped ' <<< "$resolved")" "$(cat "$STAMPS/packages")")
 
-if ! stamp_ok debian-headers "$KEY" || [ ! -f "$CHROOT$HDR/Makefile" ]; then
+if [ "$suite" = "$SUITE" ]; then
+	HCHROOT=$CHROOT
+else
+	HCHROOT=$CACHE/chroot-$suite
+	ckey=$(hash_inputs "chroot-v1" "$suite" "$MIRROR")
+	if ! stamp_ok "chroot-$suite" "$ckey" || [ ! -x "$HCHROOT/usr/bin/apt-get" ]; then
+		log "debootstrapping $suite for its riscv64 cross compiler"
+		rm -rf "$HCHROOT" "$HCHROOT.tmp"
+		script=/usr/share/debootstrap/scripts/$suite
+		[ -e "$script" ] || script=/usr/share/debootstrap/scripts/sid
+		debootstrap --variant=minbase "$suite" "$HCHROOT.tmp" "$MIRROR" "$script" \
+			> "$CACHE/debootstrap-$suite.log" 2>&1 ||
+			{ tail -n 30 "$CACHE/debootstrap-$suite.log" >&2; rm -rf "$HCHROOT.tmp"; die "debootstrap $suite failed"; }
+		printf 'APT::Install-Recommends "false";\nAPT::Sandbox::User "root";\nAcquire::Retries "3";\n' \
+			> "$HCHROOT.tmp/etc/apt/apt.conf.d/90lab"
+		mv "$HCHROOT.tmp" "$HCHROOT"
+		stamp_set "chroot-$suite" "$ckey"
+		rm -f "$STAMPS/debian-headers"
+	fi
+fi
+
+if ! stamp_ok debian-headers "$KEY" || [ ! -f "$HCHROOT$HDR/Makefile" ]; then
 	log "fetching Debian $HDRPKG from $suite"
-	lab_chroot apt-get install -y -q "linux-kbuild-$ABI" >&2 ||
-		die "no amd64 linux-kbuild-$ABI for the $suite riscv64 headers"
+	rm -rf "$WORK/dl-hdr"
 	guest_apt --dest "$CWORK/dl-hdr" "$HDRPKG" > /dev/null ||
 		die "cannot fetch $HDRPKG (see above)"
-	rm -rf "$CHROOT"/usr/src/linux-headers-*
-	cp -a "$WORK/dl-hdr/usr/src/." "$CHROOT/usr/src/"
+	# CC = ... $(CROSS_COMPILE)gcc-16: the compiler the kernel was built with.
+	gccv=$(sed -n 's/^CC = .*(CROSS_COMPILE)gcc\(-[0-9][0-9]*\)\{0,1\} *$/\1/p' \
+		"$WORK/dl-hdr$HDR/.kernelvariables" | head -n 1)
+	CCPKG=gcc${gccv}-riscv64-linux-gnu
+	log "installing $CCPKG and linux-kbuild-$ABI (amd64) from $suite"
+	CHROOT=$HCHROOT retry 3 "$CACHE/apt-headers.log" lab_chroot apt-get update -q ||
+		log "apt-get update in $HCHROOT reported errors; trying anyway"
+	CHROOT=$HCHROOT retry 3 "$CACHE/apt-headers.log" lab_chroot \
+		apt-get install -y -q make "$CCPKG" "linux-kbuild-$ABI" ||
+		{ tail -n 20 "$CACHE/apt-headers.log" >&2; die "cannot install $CCPKG linux-kbuild-$ABI from $suite"; }
+	rm -rf "$HCHROOT"/usr/src/linux-headers-*
+	cp -a "$WORK/dl-hdr/usr/src/." "$HCHROOT/usr/src/"
 	rm -rf "$WORK/dl-hdr"
 	stamp_set debian-headers "$KEY"
 fi
@@ -42,7 +75,7 @@ while read -r dir args; do
 	mkdir -p "$out"
 	cp -a "$REPO_DIR/$dir/." "$out/"
 	# shellcheck disable=SC2086 # extra make arguments are word lists
-	if lab_chroot make -C "$HDR" M="$CWORK/debmod/$name" W=1 $args modules \
+	if CHROOT=$HCHROOT lab_chroot make -C "$HDR" M="$CWORK/debmod/$name" W=1 $args modules \
 		> "$out/build.log" 2>&1 &&
 	   ! grep -q 'warning:' "$out/build.log" &&
 	   ls "$out"/*.ko >/dev/null 2>&1; then

@@ -15,6 +15,8 @@ need_root
 SERIES=${1:-6.12}
 VARIANT=${2:-${NTRACE_LAB_VARIANT:-default}}
 FRAGS=("$LAB_DIR/kernel.config")
+# Options whose names differ between the bases.
+[ -f "$LAB_DIR/kernel-$SERIES.config" ] && FRAGS+=("$LAB_DIR/kernel-$SERIES.config")
 case "$VARIANT" in
 default) ;;
 debug) FRAGS+=("$LAB_DIR/kernel-debug.config") ;;

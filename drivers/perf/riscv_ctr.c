@@ -780,9 +780,16 @@ void riscv_ctr_sample(struct perf_event *event, struct perf_sample_data *data)
 			if (user_only &&
 			    (ctr_kernel_addr(from) || ctr_kernel_addr(to)))
 				continue;
-			perf_clear_branch_entry_bitfields(br);
-			br->from = from;
-			br->to = to;
+			/*
+			 * Every field not set below is zero, priv included
+			 * (PERF_BR_PRIV_UNKNOWN): the entries array is shared
+			 * by all events of the CPU.
+			 */
+			*br = (struct perf_branch_entry){
+				.from = from,
+				.to = to,
+				.spec = PERF_BR_SPEC_NA,
+			};
 			if (ctr_has_misp && !(bst & PERF_SAMPLE_BRANCH_NO_FLAGS)) {
 				br->mispred = !!(raw[j].dst & CTRTARGET_MISP);
 				br->predicted = !br->mispred;

@@ -108,6 +108,12 @@ static int open_event_cpu(uint64_t bst, pid_t pid, int cpu, int inherit,
 		.sample_period = PERIOD,
 		.sample_type = PERF_SAMPLE_IP | PERF_SAMPLE_BRANCH_STACK,
 		.branch_sample_type = bst,
+		/*
+		 * Kernels after 6.12 (7.3 here) cut a branch stack to
+		 * sample_max_stack, which defaults to perf_event_max_stack
+		 * (127): ask for the whole ring.
+		 */
+		.sample_max_stack = MAX_BR,
 		.disabled = 1,
 		.inherit = inherit,
 		.exclude_kernel = !(bst & PERF_SAMPLE_BRANCH_KERNEL),

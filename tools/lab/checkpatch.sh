@@ -21,11 +21,11 @@ done < <(find "$REPO_DIR/patches" -name '*.patch' 2>/dev/null | sort)
 [ ${#files[@]} -gt 0 ] || [ ${#patches[@]} -gt 0 ] || die "nothing to check"
 status=0
 if [ ${#files[@]} -gt 0 ]; then
-	lab_chroot perl "$CWORK/linux-$series/scripts/checkpatch.pl" --strict \
+	lab_chroot perl "$CWORK/linux-$series/scripts/checkpatch.pl" --strict -q \
 		--no-tree --show-types -f "${files[@]}" || status=1
 fi
 for p in "${patches[@]}"; do
-	lab_chroot perl "$CWORK/linux-$series/scripts/checkpatch.pl" --strict \
+	lab_chroot perl "$CWORK/linux-$series/scripts/checkpatch.pl" --strict -q \
 		--no-tree --show-types "$p" || status=1
 done
 exit "$status"

@@ -44,6 +44,9 @@ static void flush(struct nt_out *o)
 
 static void put_str(struct nt_out *o, const char *s, size_t len)
 {
+	/* An empty Bluespec trace has no buffer at all: s may be NULL. */
+	if (!len)
+		return;
 	if (o->n + len > OUTBUF)
 		flush(o);
 	if (len > OUTBUF) {

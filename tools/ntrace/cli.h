@@ -33,6 +33,8 @@ __attribute__((noreturn, format(printf, 1, 2)))
 void die_usage(const char *fmt, ...);
 __attribute__((noreturn, format(printf, 1, 2)))
 void die_data(const char *fmt, ...);
+__attribute__((noreturn))
+void die_bad_option(char **argv);
 uint64_t parse_u64(const char *what, const char *s, uint64_t max);
 void *read_whole_file(const char *path, size_t *len);
 FILE *open_output(const char *path);

@@ -49,6 +49,8 @@ static const char decode_help[] =
 	STREAM_HELP;
 
 /* Errors go to stderr as they happen, the events to the writer. */
+#define MAX_GAPS_SHOWN 20
+
 struct sink {
 	struct nt_out *out;
 	uint64_t gaps_shown;
@@ -58,7 +60,7 @@ static void on_event(void *ctx, const struct nt_event *ev)
 {
 	struct sink *s = ctx;
 
-	if (ev->kind == NT_EV_GAP && s->gaps_shown++ < 20)
+	if (ev->kind == NT_EV_GAP && s->gaps_shown++ < MAX_GAPS_SHOWN)
 		fprintf(stderr, "ntrace decode: byte 0x%" PRIx64 ": %s\n",
 			ev->offset, ev->error ? ev->error : "gap");
 	nt_out_event(s->out, ev);
@@ -172,6 +174,8 @@ int cmd_decode(int argc, char **argv)
 		case OPT_IR_DEPTH:
 			cfg.ir_depth = (uint16_t)parse_u64("--ir-depth", optarg,
 							   1024);
+			if (!cfg.ir_depth)
+				die_usage("--ir-depth must be 1..1024");
 			break;
 		case OPT_RV32:
 			cfg.isa |= NT_ISA_RV32;
@@ -185,7 +189,7 @@ int cmd_decode(int argc, char **argv)
 			nt_image_free(img);
 			return 0;
 		default:
-			die_usage("bad option");
+			die_bad_option(argv);
 		}
 	}
 	if (optind + 1 != argc)
@@ -194,6 +198,10 @@ int cmd_decode(int argc, char **argv)
 		die_usage("need at least one --elf or --raw image");
 	if (ocfg.format == 0xff)
 		die_usage("missing --format");
+	/* A SRC the messages cannot carry would select nothing, silently. */
+	if (cfg.src >= 0 && (uint64_t)cfg.src >> cfg.stream.src_bits)
+		die_usage("--src %d needs --src-bits of at least %d", cfg.src,
+			  cfg.src ? 64 - __builtin_clzll((uint64_t)cfg.src) : 1);
 	ocfg.isa = cfg.isa;
 
 	data = read_whole_file(argv[optind], &len);
@@ -219,6 +227,9 @@ int cmd_decode(int argc, char **argv)
 	nt_decoder_finish(d);
 	if (progress && last_shown != t0)
 		fputc('\n', stderr);
+	if (sink.gaps_shown > MAX_GAPS_SHOWN)
+		fprintf(stderr, "ntrace decode: %" PRIu64 " more gaps not shown\n",
+			sink.gaps_shown - MAX_GAPS_SHOWN);
 	if (nt_out_finish(sink.out))
 		die_data("%s: write error", out_path ? out_path : "stdout");
 	close_output(out, out_path);

@@ -110,6 +110,8 @@ static int run(int argc, char **argv, bool stat_cmd)
 			break;
 		case OPT_CHUNK:
 			chunk = parse_u64("--chunk", optarg, 1 << 30);
+			if (!chunk)
+				die_usage("--chunk must be 1..%u", 1u << 30);
 			break;
 		case 'h':
 			printf("usage: ntrace %s [OPTIONS] TRACE\n\n%s"
@@ -124,7 +126,7 @@ static int run(int argc, char **argv, bool stat_cmd)
 			       stat_cmd ? " (always on)" : "");
 			return 0;
 		default:
-			die_usage("bad option");
+			die_bad_option(argv);
 		}
 	}
 	if (optind + 1 != argc)

@@ -4,6 +4,7 @@
  * ntrace bluespec: executed PCs -> Bluespec tandem trace.
  */
 #include <ctype.h>
+#include <errno.h>
 #include <getopt.h>
 #include <inttypes.h>
 #include <stdio.h>
@@ -42,12 +43,20 @@ static int next_pc(struct pc_file *f, uint64_t *pc)
 		if (linelen < 3 || s[0] != '0' || (s[1] != 'x' && s[1] != 'X'))
 			die_data("%s:%" PRIu64 ": expected a 0x... PC", f->path,
 				 f->line);
+		errno = 0;
 		v = strtoull(s, &end, 16);
 		while (end < s + linelen && isspace((unsigned char)*end))
 			end++;
 		if (end != s + linelen || end == s + 2)
 			die_data("%s:%" PRIu64 ": expected a 0x... PC", f->path,
 				 f->line);
+		if (errno == ERANGE)
+			die_data("%s:%" PRIu64 ": PC wider than 64 bits",
+				 f->path, f->line);
+		/* Instructions start on 16-bit boundaries, even with C. */
+		if (v & 1)
+			die_data("%s:%" PRIu64 ": PC 0x%llx is not 2-byte aligned",
+				 f->path, f->line, v);
 		*pc = v;
 		return 1;
 	}
@@ -341,6 +350,7 @@ int cmd_encode(int argc, char **argv)
 		case OPT_SYNC_PERIOD:
 			sync_period = parse_u64("--sync-period", optarg,
 						UINT64_MAX);
+			sync_max_for(sync_period);	/* dies unless valid */
 			break;
 		case OPT_SYNC_MODE:
 			if (!strcmp(optarg, "messages"))
@@ -376,7 +386,7 @@ int cmd_encode(int argc, char **argv)
 			nt_image_free(img);
 			return 0;
 		default:
-			die_usage("bad option");
+			die_bad_option(argv);
 		}
 	}
 	if (optind != argc)
@@ -543,7 +553,7 @@ int cmd_bluespec(int argc, char **argv)
 			nt_image_free(img);
 			return 0;
 		default:
-			die_usage("bad option");
+			die_bad_option(argv);
 		}
 	}
 	if (optind != argc)

@@ -4,6 +4,7 @@
  *
  * Exit status: 0 success, 1 bad input data, 2 bad usage.
  */
+#include <ctype.h>
 #include <errno.h>
 #include <getopt.h>
 #include <inttypes.h>
@@ -12,6 +13,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include "ntrace.h"
 #include "bluespec.h"
@@ -19,9 +22,26 @@
 
 static const char *prog = "ntrace";
 
+/*
+ * An output file is written under a temporary name and renamed when
+ * complete, so a run that fails leaves no truncated file behind.
+ */
+static char *out_tmp;
+
+static void drop_partial_output(void)
+{
+	if (out_tmp) {
+		unlink(out_tmp);
+		free(out_tmp);
+		out_tmp = NULL;
+	}
+}
+
 void die_usage(const char *fmt, ...)
 {
 	va_list ap;
+
+	drop_partial_output();
 
 	fprintf(stderr, "%s: ", prog);
 	va_start(ap, fmt);
@@ -35,12 +55,23 @@ void die_data(const char *fmt, ...)
 {
 	va_list ap;
 
+	drop_partial_output();
 	fprintf(stderr, "%s: ", prog);
 	va_start(ap, fmt);
 	vfprintf(stderr, fmt, ap);
 	va_end(ap);
 	fputc('\n', stderr);
 	exit(1);
+}
+
+/* getopt's own message is off (opterr = 0): one line, ours, names it. */
+void die_bad_option(char **argv)
+{
+	const char *arg = optind > 0 ? argv[optind - 1] : "";
+
+	if (optopt && optopt < 0x100 && arg[0] == '-' && arg[1] != '-')
+		die_usage("unknown option or missing argument: '-%c'", optopt);
+	die_usage("unknown option or missing argument: '%s'", arg);
 }
 
 uint64_t parse_u64(const char *what, const char *s, uint64_t max)
@@ -91,11 +122,42 @@ void *read_whole_file(const char *path, size_t *len)
 
 FILE *open_output(const char *path)
 {
+	struct stat st;
+	size_t n;
 	FILE *f;
+	int fd;
 
 	if (!path || !strcmp(path, "-"))
 		return stdout;
-	f = fopen(path, "wb");
+	/*
+	 * /dev/null, a FIFO, a terminal, a symlink: written in place, never
+	 * replaced.
+	 */
+	if (!lstat(path, &st) && !S_ISREG(st.st_mode)) {
+		f = fopen(path, "wb");
+		if (!f)
+			die_data("%s: %s", path, strerror(errno));
+		return f;
+	}
+	n = strlen(path) + sizeof(".XXXXXX");
+	out_tmp = malloc(n);
+	if (!out_tmp)
+		die_data("out of memory");
+	snprintf(out_tmp, n, "%s.XXXXXX", path);
+	fd = mkstemp(out_tmp);
+	if (fd < 0) {
+		free(out_tmp);
+		out_tmp = NULL;
+		die_data("%s: %s", path, strerror(errno));
+	}
+	/* mkstemp's 0600 would outlive the rename: give what fopen gives. */
+	{
+		mode_t mask = umask(0);
+
+		umask(mask);
+		fchmod(fd, 0666 & ~mask);
+	}
+	f = fdopen(fd, "wb");
 	if (!f)
 		die_data("%s: %s", path, strerror(errno));
 	return f;
@@ -105,16 +167,41 @@ void close_output(FILE *f, const char *path)
 {
 	if (fflush(f) || ferror(f) || (f != stdout && fclose(f)))
 		die_data("%s: write error", path ? path : "stdout");
+	if (f != stdout && out_tmp) {
+		if (rename(out_tmp, path))
+			die_data("%s: %s", path, strerror(errno));
+		free(out_tmp);
+		out_tmp = NULL;
+	}
 }
 
-/* PATH[@ADDR]: an ELF moved by ADDR, or a raw binary loaded at ADDR. */
+/* A number as parse_u64() takes it, decimal or 0x... */
+static bool is_number(const char *s)
+{
+	char *end;
+
+	if (!*s || *s == '-' || *s == '+' || isspace((unsigned char)*s))
+		return false;
+	errno = 0;
+	strtoull(s, &end, 0);
+	return !*end;
+}
+
+/*
+ * PATH[@ADDR]: an ELF moved by ADDR, or a raw binary loaded at ADDR. An
+ * '@' followed by something other than a number is part of the path.
+ */
 void cli_add_image(struct nt_image *img, const char *spec, bool raw)
 {
 	char path[4096];
 	const char *at = strrchr(spec, '@');
 	uint64_t addr = 0;
 	const char *err = NULL;
-	size_t n = at ? (size_t)(at - spec) : strlen(spec);
+	size_t n;
+
+	if (at && !raw && !is_number(at + 1))
+		at = NULL;
+	n = at ? (size_t)(at - spec) : strlen(spec);
 
 	if (n >= sizeof(path))
 		die_usage("image path too long");
@@ -188,6 +275,7 @@ int main(int argc, char **argv)
 		usage(stdout);
 		return 0;
 	}
+	opterr = 0;
 	for (i = 0; i < sizeof(cmds) / sizeof(cmds[0]); i++) {
 		if (!strcmp(argv[1], cmds[i].name)) {
 			static char name[64];

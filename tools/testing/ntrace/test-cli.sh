@@ -118,5 +118,58 @@ status 1 "$nt" decode --elf "$progs/rle" "$tmp/rb.nt" --format pcs -o /dev/null
 grep -q '^ntrace decode: byte 0x12c: reserved MSEO' "$tmp/err"
 ok $? "decode names the damaged byte offset"
 
+# Reproducers from the fuzzing campaign (issue 16): each one failed before.
+: >"$tmp/empty.nt"
+status 0 "$nt" decode --elf "$progs/rle" "$tmp/empty.nt" --format bluespec \
+	-o "$tmp/empty.bsv"
+ok $? "decode of an empty trace to bluespec exits 0 (no NULL memcpy)"
+status 2 "$nt" decode --bogus
+[[ $(wc -l <"$tmp/err") -eq 1 ]] && grep -q "'--bogus'" "$tmp/err"
+ok $? "a bad option gives one error line, naming it"
+status 2 "$nt" dump -Z /dev/null
+[[ $(wc -l <"$tmp/err") -eq 1 ]] && grep -q "'-Z'" "$tmp/err"
+ok $? "a bad short option gives one error line, naming it"
+{ head -3000 "$progs/recursion.pcs"; echo banana; } >"$tmp/late-bad.pcs"
+status 1 "$nt" encode --elf "$progs/recursion" --pc-trace "$tmp/late-bad.pcs" \
+	-o "$tmp/late.nt"
+ok $? "a bad PC line after 3000 good ones: data error"
+! ls "$tmp"/late.nt* >/dev/null 2>&1
+ok $? "and no output file, not even a temporary one"
+status 0 "$nt" encode --elf "$progs/recursion" --pc-trace "$progs/recursion.pcs" \
+	-o "$tmp/late.nt"
+[[ -s $tmp/late.nt && $(stat -c %a "$tmp/late.nt") = $(printf '%o' $((0666 & ~$(umask)))) ]]
+ok $? "a good run leaves its output with the usual permissions"
+status 1 "$nt" decode --elf "$progs/rle" "$tmp/random.nt" --format pcs -o /dev/null
+[[ -c /dev/null ]]; ok $? "-o /dev/null writes to the device, never replaces it"
+printf '0x10590\n0x10591\n0x10595\n' >"$tmp/odd.pcs"
+status 1 "$nt" encode --elf "$progs/recursion" --pc-trace "$tmp/odd.pcs" -o "$tmp/odd.nt"
+grep -q 'odd.pcs:2: PC 0x10591 is not 2-byte aligned' "$tmp/err"
+ok $? "encode refuses a misaligned PC, naming its line"
+status 1 "$nt" bluespec --elf "$progs/recursion" --pc-trace "$tmp/odd.pcs" -o "$tmp/odd.bsv"
+ok $? "bluespec refuses a misaligned PC"
+printf '0x100000000000000000\n' >"$tmp/wide.pcs"
+status 1 "$nt" encode --elf "$progs/recursion" --pc-trace "$tmp/wide.pcs" -o "$tmp/w.nt"
+grep -q 'wider than 64 bits' "$tmp/err"; ok $? "a PC wider than 64 bits is refused, not clamped"
+status 2 "$nt" encode --elf "$progs/recursion" --pc-trace "$progs/recursion.pcs" \
+	-o "$tmp/x" --sync-period 0; ok $? "--sync-period 0 rejected"
+status 2 "$nt" dump --chunk 0 "$tmp/r.nt"; ok $? "dump --chunk 0 rejected"
+status 2 "$nt" decode --elf "$progs/rle" --ir-depth 0 "$tmp/r.nt" --format pcs
+ok $? "decode --ir-depth 0 rejected"
+status 2 "$nt" decode --elf "$progs/rle" --src 7 "$tmp/r.nt" --format pcs
+grep -q -- '--src 7 needs --src-bits of at least 3' "$tmp/err"
+ok $? "decode --src 7 on a trace without SRC: usage error"
+status 0 "$nt" decode --elf "$progs/rle" --src 7 --src-bits 3 "$tmp/empty.nt" --format pcs
+ok $? "decode --src 7 with --src-bits 3 accepted"
+mkdir -p "$tmp/at@dir"
+cp "$progs/recursion" "$tmp/at@dir/prog@v2"
+status 0 "$nt" encode --elf "$tmp/at@dir/prog@v2" --pc-trace "$progs/recursion.pcs" \
+	-o "$tmp/at.nt"
+ok $? "an '@' not followed by a number is part of the --elf path"
+status 1 "$nt" decode --elf "$progs/rle" "$tmp/random.nt" --format pcs -o /dev/null
+gaps=$(grep -c '^ntrace decode: byte 0x' "$tmp/err")
+more=$(sed -n 's/^ntrace decode: \([0-9]*\) more gaps not shown$/\1/p' "$tmp/err")
+[[ $gaps -eq 20 && ${more:-0} -gt 0 ]]
+ok $? "decode shows 20 gaps, then how many more there were (${more:-none})"
+
 echo "1..$n"
 [[ $failed -eq 0 ]]

@@ -666,6 +666,11 @@ const uint8_t *nt_bsv_writer_data(const struct nt_bsv_writer *w, size_t *len)
 	return w->buf;
 }
 
+void nt_bsv_writer_drain(struct nt_bsv_writer *w)
+{
+	w->len = 0;
+}
+
 void nt_bsv_writer_free(struct nt_bsv_writer *w)
 {
 	free(w->buf);

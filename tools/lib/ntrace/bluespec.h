@@ -177,6 +177,14 @@ int nt_bsv_write(struct nt_bsv_writer *w, const struct nt_bsv_event *ev);
 /* Bytes written so far; valid until the next nt_bsv_write(). */
 const uint8_t *nt_bsv_writer_data(const struct nt_bsv_writer *w, size_t *len);
 
+/*
+ * Forget the bytes written so far, once the caller has taken them with
+ * nt_bsv_writer_data(). The encoding state stays, so the next bytes
+ * continue the same stream: a caller that drains regularly streams a
+ * trace of any length in a buffer of bounded size.
+ */
+void nt_bsv_writer_drain(struct nt_bsv_writer *w);
+
 void nt_bsv_writer_free(struct nt_bsv_writer *w);
 
 #ifdef __cplusplus

@@ -281,6 +281,20 @@ static void flow_event(struct nt_out *o, const struct nt_event *ev)
 	put_str(o, "\n", 1);
 }
 
+/* Bytes of Bluespec trace held before they go to the output. */
+#define BSV_CHUNK OUTBUF
+
+/* Hands the encoded bytes on, so memory stays flat however long the trace. */
+static void bsv_drain(struct nt_out *o)
+{
+	const uint8_t *data;
+	size_t len;
+
+	data = nt_bsv_writer_data(&o->bsv, &len);
+	put_str(o, (const char *)data, len);
+	nt_bsv_writer_drain(&o->bsv);
+}
+
 /* Bluespec: each event needs its next pc, so write one behind. */
 static void bsv_put(struct nt_out *o, const struct nt_bsv_event *ev)
 {
@@ -289,6 +303,8 @@ static void bsv_put(struct nt_out *o, const struct nt_bsv_event *ev)
 		o->prev.next_pc_valid = true;
 		if (nt_bsv_write(&o->bsv, &o->prev))
 			o->failed = true;
+		if (o->bsv.len >= BSV_CHUNK)
+			bsv_drain(o);
 	}
 	o->prev = *ev;
 	o->have_prev = true;
@@ -389,9 +405,6 @@ void nt_out_event(void *out, const struct nt_event *ev)
 int nt_out_finish(struct nt_out *o)
 {
 	if (o->cfg.format == NT_OUT_BLUESPEC) {
-		const uint8_t *data;
-		size_t len;
-
 		if (o->have_prev) {
 			o->prev.next_pc = o->prev.pc + o->prev.insn_size;
 			o->prev.next_pc_valid = true;
@@ -399,8 +412,7 @@ int nt_out_finish(struct nt_out *o)
 				o->failed = true;
 			o->have_prev = false;
 		}
-		data = nt_bsv_writer_data(&o->bsv, &len);
-		put_str(o, (const char *)data, len);
+		bsv_drain(o);
 	}
 	flush(o);
 	if (fflush(o->f))

@@ -433,6 +433,57 @@ static void test_roundtrip(void)
 	tap_ok(ok, "rv32 writer->reader round trip, 200 x 500 random events");
 }
 
+/*
+ * Draining the writer every few events gives the bytes of one undrained
+ * run, and the buffer stays small however many events go through.
+ */
+static void test_drain(void)
+{
+	enum { COUNT = 20000, CHUNK = 4096 };
+	struct nt_bsv_event *in = calloc(COUNT, sizeof(*in));
+	struct nt_bsv_writer whole, part;
+	struct nt_bsv_config cfg;
+	uint8_t *joined = NULL;
+	size_t wlen, plen, n = 0, maxcap = 0;
+	const uint8_t *wdata, *pdata;
+	int i, ok = in != NULL;
+
+	nt_bsv_config_rv64(&cfg);
+	ok = ok && !nt_bsv_writer_init(&whole, &cfg) &&
+	     !nt_bsv_writer_init(&part, &cfg);
+	if (ok) {
+		whole.sync_interval = part.sync_interval = 16;
+		random_events(&cfg, in, COUNT);
+	}
+	for (i = 0; ok && i < COUNT; i++) {
+		ok = !nt_bsv_write(&whole, &in[i]) && !nt_bsv_write(&part, &in[i]);
+		pdata = nt_bsv_writer_data(&part, &plen);
+		if (ok && (plen >= CHUNK || i == COUNT - 1)) {
+			uint8_t *j = realloc(joined, n + plen);
+
+			ok = j != NULL;
+			if (ok) {
+				memcpy(j + n, pdata, plen);
+				joined = j;
+				n += plen;
+				nt_bsv_writer_drain(&part);
+			}
+		}
+		if (part.cap > maxcap)
+			maxcap = part.cap;
+	}
+	wdata = ok ? nt_bsv_writer_data(&whole, &wlen) : NULL;
+	tap_ok(ok && wlen == n && !memcmp(wdata, joined, n),
+	       "drained in %d-byte pieces, %d events give the same %zu bytes",
+	       CHUNK, COUNT, n);
+	tap_ok(ok && maxcap <= 2 * CHUNK && maxcap < wlen / 8,
+	       "and the drained writer's buffer stays at %zu bytes", maxcap);
+	nt_bsv_writer_free(&whole);
+	nt_bsv_writer_free(&part);
+	free(joined);
+	free(in);
+}
+
 static void test_writer_rejects(void)
 {
 	struct nt_bsv_config cfg;
@@ -619,6 +670,7 @@ int main(void)
 	test_examples();
 	test_all_items();
 	test_roundtrip();
+	test_drain();
 	test_writer_rejects();
 	test_truncation();
 	test_garbage();

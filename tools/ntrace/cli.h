@@ -36,6 +36,8 @@ void die_data(const char *fmt, ...);
 __attribute__((noreturn))
 void die_bad_option(char **argv);
 uint64_t parse_u64(const char *what, const char *s, uint64_t max);
+/* "-" is stdin; *size is the file's size, 0 when it is not a file. */
+FILE *open_input(const char *path, uint64_t *size);
 void *read_whole_file(const char *path, size_t *len);
 FILE *open_output(const char *path);
 void close_output(FILE *f, const char *path);

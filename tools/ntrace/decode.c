@@ -50,6 +50,8 @@ static const char decode_help[] =
 
 /* Errors go to stderr as they happen, the events to the writer. */
 #define MAX_GAPS_SHOWN 20
+/* Bytes of trace read and fed at a time. */
+#define DECODE_CHUNK (1u << 20)
 
 struct sink {
 	struct nt_out *out;
@@ -109,9 +111,10 @@ int cmd_decode(int argc, char **argv)
 	struct nt_decoder *d;
 	struct sink sink = { 0 };
 	double t0, last_shown;
-	uint8_t *data;
-	size_t len, pos;
-	FILE *out;
+	uint64_t size, pos = 0;
+	uint8_t *chunk;
+	size_t n;
+	FILE *in, *out;
 	int opt, rc;
 
 	if (!img)
@@ -204,7 +207,15 @@ int cmd_decode(int argc, char **argv)
 			  cfg.src ? 64 - __builtin_clzll((uint64_t)cfg.src) : 1);
 	ocfg.isa = cfg.isa;
 
-	data = read_whole_file(argv[optind], &len);
+	/*
+	 * The trace is read a chunk at a time, as perf hands over AUX data:
+	 * memory does not grow with the trace. nt_decoder_feed() is done
+	 * with a chunk when it returns.
+	 */
+	in = open_input(argv[optind], &size);
+	chunk = malloc(DECODE_CHUNK);
+	if (!chunk)
+		die_data("out of memory");
 	out = open_output(out_path);
 	sink.out = nt_out_new(&ocfg, out);
 	d = nt_decoder_new(&cfg, on_event, &sink, &err);
@@ -213,17 +224,26 @@ int cmd_decode(int argc, char **argv)
 	nt_decoder_add_image(d, img, true, 0);
 
 	t0 = last_shown = now();
-	for (pos = 0; pos < len;) {
-		size_t n = len - pos < (1u << 20) ? len - pos : (1u << 20);
-
-		nt_decoder_feed(d, data + pos, n);
+	while ((n = fread(chunk, 1, DECODE_CHUNK, in)) > 0) {
+		nt_decoder_feed(d, chunk, n);
 		pos += n;
 		if (progress && now() - last_shown > 0.5) {
 			last_shown = now();
-			fprintf(stderr, "\rdecoding: %3.0f%% (%zu of %zu bytes)",
-				100.0 * (double)pos / (double)len, pos, len);
+			if (size)
+				fprintf(stderr, "\rdecoding: %3.0f%% (%" PRIu64
+					" of %" PRIu64 " bytes)",
+					100.0 * (double)pos / (double)size, pos,
+					size);
+			else
+				fprintf(stderr, "\rdecoding: %" PRIu64 " bytes",
+					pos);
 		}
 	}
+	if (ferror(in))
+		die_data("%s: read error", argv[optind]);
+	if (in != stdin)
+		fclose(in);
+	free(chunk);
 	nt_decoder_finish(d);
 	if (progress && last_shown != t0)
 		fputc('\n', stderr);
@@ -255,6 +275,5 @@ int cmd_decode(int argc, char **argv)
 	nt_decoder_free(d);
 	nt_out_free(sink.out);
 	nt_image_free(img);
-	free(data);
 	return rc;
 }

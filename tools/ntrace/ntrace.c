@@ -89,14 +89,25 @@ uint64_t parse_u64(const char *what, const char *s, uint64_t max)
 	return v;
 }
 
-void *read_whole_file(const char *path, size_t *len)
+FILE *open_input(const char *path, uint64_t *size)
 {
 	FILE *f = strcmp(path, "-") ? fopen(path, "rb") : stdin;
-	size_t cap = 1 << 16, n = 0;
-	uint8_t *buf;
+	struct stat st;
 
 	if (!f)
 		die_data("%s: %s", path, strerror(errno));
+	*size = !fstat(fileno(f), &st) && S_ISREG(st.st_mode) ?
+		(uint64_t)st.st_size : 0;
+	return f;
+}
+
+void *read_whole_file(const char *path, size_t *len)
+{
+	uint64_t size;
+	FILE *f = open_input(path, &size);
+	size_t cap = 1 << 16, n = 0;
+	uint8_t *buf;
+
 	buf = malloc(cap);
 	if (!buf)
 		die_data("out of memory");

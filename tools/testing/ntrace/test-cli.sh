@@ -171,5 +171,16 @@ more=$(sed -n 's/^ntrace decode: \([0-9]*\) more gaps not shown$/\1/p' "$tmp/err
 [[ $gaps -eq 20 && ${more:-0} -gt 0 ]]
 ok $? "decode shows 20 gaps, then how many more there were (${more:-none})"
 
+# decode reads the trace a chunk at a time: a trace of many chunks, from a
+# file and from a pipe, decodes to the same PCs as its pieces
+for i in $(seq 200); do cat "$tmp/r.nt"; done >"$tmp/long.nt"
+status 0 "$nt" decode --elf "$progs/rle" "$tmp/long.nt" --format pcs -o "$tmp/long.pcs"
+ok $? "a $(stat -c %s "$tmp/long.nt")-byte trace of 200 captures decodes"
+for i in $(seq 200); do cat "$tmp/r.pcs"; done | cmp -s - "$tmp/long.pcs"
+ok $? "to 200 times the PCs of one capture"
+"$nt" decode --elf "$progs/rle" - --format pcs <"$tmp/long.nt" 2>/dev/null |
+	cmp -s - "$tmp/long.pcs"
+ok $? "and the same from standard input"
+
 echo "1..$n"
 [[ $failed -eq 0 ]]

@@ -22,7 +22,7 @@ HDRPKG=$(sed -n 's/^\(linux-headers-[0-9][^=]*-riscv64\)=.*/\1/p' <<< "$resolved
 ABI=${HDRPKG#linux-headers-}
 ABI=${ABI%-riscv64}
 HDR=/usr/src/$HDRPKG
-KEY=$(hash_inputs "debhdr-v3" "$(grep -v '^skipped ' <<< "$resolved")" "$(cat "$STAMPS/packages")")
+KEY=$(hash_inputs "debhdr-v3" "$(closure_of "$resolved")" "$(cat "$STAMPS/packages")")
 
 if [ "$suite" = "$SUITE" ]; then
 	HCHROOT=$CHROOT
@@ -31,13 +31,8 @@ else
 	ckey=$(hash_inputs "chroot-v1" "$suite" "$MIRROR")
 	if ! stamp_ok "chroot-$suite" "$ckey" || [ ! -x "$HCHROOT/usr/bin/apt-get" ]; then
 		log "debootstrapping $suite for its riscv64 cross compiler"
-		rm -rf "$HCHROOT" "$HCHROOT.tmp"
-		script=/usr/share/debootstrap/scripts/$suite
-		[ -e "$script" ] || script=/usr/share/debootstrap/scripts/sid
-		debootstrap --variant=minbase "$suite" "$HCHROOT.tmp" "$MIRROR" "$script" \
-			> "$CACHE/debootstrap-$suite.log" 2>&1 ||
-			{ tail -n 30 "$CACHE/debootstrap-$suite.log" >&2; rm -rf "$HCHROOT.tmp"; die "debootstrap $suite failed"; }
-		mv "$HCHROOT.tmp" "$HCHROOT"
+		debootstrap_into "$HCHROOT" "$suite"
+		lab_apt_conf "$HCHROOT"
 		stamp_set "chroot-$suite" "$ckey"
 		rm -f "$STAMPS/debian-headers"
 	fi
@@ -53,10 +48,6 @@ if ! stamp_ok debian-headers "$KEY" || [ ! -f "$HCHROOT$HDR/Makefile" ]; then
 		"$WORK/dl-hdr$HDR/.kernelvariables" | head -n 1)
 	CCPKG=gcc${gccv}-riscv64-linux-gnu
 	log "installing $CCPKG and linux-kbuild-$ABI (amd64) from $suite"
-	# Snapshot mirrors serve Release files past their Valid-Until date.
-	[ "$HCHROOT" = "$CHROOT" ] ||
-		printf 'APT::Install-Recommends "false";\nAPT::Sandbox::User "root";\nAcquire::Retries "3";\nAcquire::Check-Valid-Until "false";\n' \
-			> "$HCHROOT/etc/apt/apt.conf.d/90lab"
 	CHROOT=$HCHROOT retry 3 "$CACHE/apt-headers.log" lab_chroot apt-get update -q ||
 		log "apt-get update in $HCHROOT reported errors; trying anyway"
 	CHROOT=$HCHROOT retry 3 "$CACHE/apt-headers.log" lab_chroot \

@@ -99,6 +99,11 @@ pkg_versions() {
 	lab_chroot dpkg-query -W -f '${Package}:${Architecture}=${Version}\n' "$@"
 }
 
+# The line of an apt log that says why it failed.
+apt_reason() { # log file
+	grep -m1 -E '^(E|W): ' "$1" || tail -n 1 "$1"
+}
+
 # retry TRIES LOG CMD...: run CMD with its output in LOG, again after 5,
 # 10, 20... seconds while it fails (a mirror that hiccups); the last
 # status counts.
@@ -107,10 +112,36 @@ retry() {
 	shift 2
 	until "$@" > "$out" 2>&1; do
 		[ "$try" -lt "$tries" ] || return 1
-		log "'$*' failed, retrying in ${delay}s: $(grep -m1 -E '^(E|W): ' "$out" || tail -n 1 "$out")"
+		log "'$*' failed, retrying in ${delay}s: $(apt_reason "$out")"
 		sleep "$delay"
 		try=$((try + 1)) delay=$((delay * 2))
 	done
+}
+
+# debootstrap_into DIR SUITE: a minbase Debian SUITE in DIR, made aside
+# and moved into place, so a failed run leaves no half tree. A suite
+# newer than the host's debootstrap knows is made with sid's script.
+debootstrap_into() {
+	local dir=$1 suite=$2 script=/usr/share/debootstrap/scripts/$2
+	local lg=$CACHE/debootstrap-$2.log
+
+	[ -e "$script" ] || script=/usr/share/debootstrap/scripts/sid
+	rm -rf "$dir" "$dir.tmp"
+	mkdir -p "$CACHE"
+	debootstrap --variant=minbase "$suite" "$dir.tmp" "$MIRROR" "$script" \
+		> "$lg" 2>&1 ||
+		{ tail -n 30 "$lg" >&2; rm -rf "$dir.tmp"; die "debootstrap $suite failed"; }
+	mv "$dir.tmp" "$dir"
+}
+
+# How apt runs in a lab chroot: downloads land in the root-owned cache,
+# which _apt cannot write; snapshot mirrors serve Release files past
+# their Valid-Until date; a mirror that hiccups gets retries.
+lab_apt_conf() { # chroot
+	printf '%s\n' 'APT::Install-Recommends "false";' \
+		'APT::Install-Suggests "false";' 'APT::Sandbox::User "root";' \
+		'Acquire::Retries "3";' 'Acquire::Check-Valid-Until "false";' \
+		> "$1/etc/apt/apt.conf.d/90lab"
 }
 
 # The kernels the lab builds, as "<series> <source package>" lines:
@@ -129,6 +160,13 @@ lab_kernels() {
 # The source package of a kernel series.
 kernel_pkg() { # series
 	awk -v k="$1" '$1 == k {print $2}' "$WORK/kernels"
+}
+
+# The upstream version of a kernel series' source, e.g. 6.12.117.
+kernel_version() { # series
+	local v
+	v=$(pkg_versions "$(kernel_pkg "$1")" | cut -d= -f2)
+	printf '%s\n' "${v%%-*}"
 }
 
 # Where a chroot package's installed version came from, e.g.
@@ -160,6 +198,12 @@ write_manifest() {
 			sed 's/^/  riscv64 /'
 	} > "$out"
 	mv "$out" "$WORK/manifest"
+}
+
+# What guest-apt.sh resolved, less the suites it passed over: the part
+# that decides what gets built, and so the part stamps are keyed on.
+closure_of() { # guest-apt.sh output
+	grep -v '^skipped ' <<< "$1"
 }
 
 # guest_apt ARGS...: tools/lab/guest-apt.sh in the chroot, with the lab's

@@ -46,13 +46,8 @@ step_host() {
 step_chroot() {
 	stamp_ok chroot "$CHROOT_KEY" && return
 	log "debootstrapping $SUITE into $CHROOT"
-	rm -rf "$CHROOT"
 	rm -f "$STAMPS"/*
-	mkdir -p "$CACHE"
-	debootstrap --variant=minbase "$SUITE" "$CHROOT.tmp" "$MIRROR" \
-		>"$CACHE/debootstrap.log" 2>&1 ||
-		{ tail -n 30 "$CACHE/debootstrap.log" >&2; rm -rf "$CHROOT.tmp"; die "debootstrap failed"; }
-	mv "$CHROOT.tmp" "$CHROOT"
+	debootstrap_into "$CHROOT" "$SUITE"
 	stamp_set chroot "$CHROOT_KEY"
 }
 
@@ -68,18 +63,15 @@ step_packages() {
 	Check-Valid-Until: no
 	Signed-By: /usr/share/keyrings/debian-archive-keyring.gpg
 	SRC
-	# forky is there only for the opensbi firmware and the kbuild tools
-	# of forky's riscv64 headers; it never wins over $SUITE. Snapshot
-	# mirrors serve Release files past their Valid-Until date, hence
-	# Check-Valid-Until: no.
+	# forky is there only for the opensbi firmware; it never wins over
+	# $SUITE. Snapshot mirrors serve Release files past their Valid-Until
+	# date, hence Check-Valid-Until: no.
 	cat > "$CHROOT/etc/apt/preferences.d/lab" <<-PIN
 	Package: *
 	Pin: release n=forky
 	Pin-Priority: 50
 	PIN
-	# Downloads land in the root-owned cache, which _apt cannot write.
-	printf 'APT::Install-Recommends "false";\nAPT::Install-Suggests "false";\nAPT::Sandbox::User "root";\nAcquire::Retries "3";\n' \
-		> "$CHROOT/etc/apt/apt.conf.d/90lab"
+	lab_apt_conf "$CHROOT"
 	# A chroot made when it still had riscv64 in its architectures.
 	if lab_chroot dpkg --print-foreign-architectures | grep -qx riscv64; then
 		lab_chroot dpkg --remove-architecture riscv64 ||
@@ -88,7 +80,7 @@ step_packages() {
 	# Every run looks at what the mirror has now, so that a package that
 	# moved is installed and every stamp keyed on versions notices.
 	if ! retry 3 "$CACHE/apt-update.log" lab_chroot apt-get update -q; then
-		log "apt-get update failed ($(grep -m1 '^[EW]: ' "$CACHE/apt-update.log" || tail -n 1 "$CACHE/apt-update.log")); using the lists it left"
+		log "apt-get update failed ($(apt_reason "$CACHE/apt-update.log")); using the lists it left"
 	fi
 	KSRC7=$(lab_chroot apt-cache pkgnames linux-source-7. |
 		grep -E '^linux-source-7\.[0-9]+$' | sort -V | tail -n 1)
@@ -140,7 +132,7 @@ step_rvroot() {
 	local key resolved
 	resolved=$(guest_apt --resolve-only "${RV_PKGS[@]}") ||
 		die "cannot resolve the board's riscv64 packages (see above)"
-	key=$(hash_inputs "rv-v2" "$(grep -v '^skipped ' <<< "$resolved")")
+	key=$(hash_inputs "rv-v2" "$(closure_of "$resolved")")
 	if stamp_ok rvroot "$key" && [ -f "$WORK/rvroot/.packages" ]; then
 		return
 	fi
@@ -148,7 +140,7 @@ step_rvroot() {
 	resolved=$(guest_apt --dest "$CWORK/rvroot" "${RV_PKGS[@]}") ||
 		die "cannot fetch the board's riscv64 packages (see above)"
 	printf '%s\n' "$resolved" > "$WORK/rvroot/.packages"
-	stamp_set rvroot "$(hash_inputs "rv-v2" "$(grep -v '^skipped ' <<< "$resolved")")"
+	stamp_set rvroot "$(hash_inputs "rv-v2" "$(closure_of "$resolved")")"
 }
 
 step_host

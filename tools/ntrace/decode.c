@@ -48,11 +48,12 @@ static const char decode_help[] =
 	"  --no-progress        no progress line on a terminal\n"
 	STREAM_HELP;
 
-/* Errors go to stderr as they happen, the events to the writer. */
+/* Gaps reported one by one; the rest are counted. */
 #define MAX_GAPS_SHOWN 20
 /* Bytes of trace read and fed at a time. */
 #define DECODE_CHUNK (1u << 20)
 
+/* Errors go to stderr as they happen, the events to the writer. */
 struct sink {
 	struct nt_out *out;
 	uint64_t gaps_shown;

@@ -278,7 +278,8 @@ int cmd_encode(int argc, char **argv)
 	const char *pcs_path = NULL, *bsv_path = NULL, *out_path = NULL;
 	const char *err = NULL;
 	unsigned int isa = 0, sync_mode = 3;
-	uint64_t sync_period = 0, ts = 0;
+	uint64_t ts = 0;
+	int sync_max = -1;	/* no periodic sync */
 	bool stats = false, nelf = false;
 	struct nt_encoder *enc;
 	struct nt_record rec;
@@ -348,9 +349,8 @@ int cmd_encode(int argc, char **argv)
 			cfg.all_jumps = true;
 			break;
 		case OPT_SYNC_PERIOD:
-			sync_period = parse_u64("--sync-period", optarg,
-						UINT64_MAX);
-			sync_max_for(sync_period);	/* dies unless valid */
+			sync_max = (int)sync_max_for(parse_u64("--sync-period",
+							       optarg, UINT64_MAX));
 			break;
 		case OPT_SYNC_MODE:
 			if (!strcmp(optarg, "messages"))
@@ -397,9 +397,9 @@ int cmd_encode(int argc, char **argv)
 		die_usage("--pc-trace needs at least one --elf or --raw");
 	if (!out_path)
 		die_usage("missing -o TRACE");
-	if (sync_period) {
+	if (sync_max >= 0) {
 		cfg.sync_mode = (uint8_t)sync_mode;
-		cfg.sync_max = (uint8_t)sync_max_for(sync_period);
+		cfg.sync_max = (uint8_t)sync_max;
 	}
 	enc = nt_encoder_new(&cfg, &err);
 	if (!enc)

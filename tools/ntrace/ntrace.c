@@ -74,16 +74,25 @@ void die_bad_option(char **argv)
 	die_usage("unknown option or missing argument: '%s'", arg);
 }
 
-uint64_t parse_u64(const char *what, const char *s, uint64_t max)
+/* A whole unsigned number, decimal or 0x...; false if s is not one. */
+static bool scan_u64(const char *s, uint64_t *v)
 {
 	char *end;
-	unsigned long long v;
 
+	if (!*s || *s == '-')
+		return false;
 	errno = 0;
+	*v = strtoull(s, &end, 0);
+	return !errno && !*end;
+}
+
+uint64_t parse_u64(const char *what, const char *s, uint64_t max)
+{
+	uint64_t v;
+
 	if (!s || !*s || *s == '-')
 		die_usage("%s: '%s' is not a number", what, s ? s : "");
-	v = strtoull(s, &end, 0);
-	if (errno || *end || v > max)
+	if (!scan_u64(s, &v) || v > max)
 		die_usage("%s: '%s' is not a number in 0..%" PRIu64, what, s,
 			  max);
 	return v;
@@ -186,16 +195,12 @@ void close_output(FILE *f, const char *path)
 	}
 }
 
-/* A number as parse_u64() takes it, decimal or 0x... */
+/* A bias: a number as parse_u64() takes it, with nothing before it. */
 static bool is_number(const char *s)
 {
-	char *end;
+	uint64_t v;
 
-	if (!*s || *s == '-' || *s == '+' || isspace((unsigned char)*s))
-		return false;
-	errno = 0;
-	strtoull(s, &end, 0);
-	return !*end;
+	return *s != '+' && !isspace((unsigned char)*s) && scan_u64(s, &v);
 }
 
 /*

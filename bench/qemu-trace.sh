@@ -21,7 +21,7 @@ mkdir -p "$work/share"
 # the plugin of this tree; the module as the test built it against the
 # lab's first kernel (the test builds it if it has not run yet)
 make -s -C "$root" plugin
-series=$(lab_kernels | awk 'NR == 1 {print $1}')
+series=$(default_kernel)
 ko=$WORK/ntrace-hw/mod-$series/ntrace_hw.ko
 if [ ! -f "$ko" ]; then
 	"$root/tools/qemu/ntrace-hw-test" >/dev/null || true

@@ -27,7 +27,7 @@ while [ $# -gt 0 ]; do
 	esac
 	shift
 done
-[ -n "$SERIES" ] || SERIES=$(lab_kernels | awk 'NR == 1 {print $1}')
+[ -n "$SERIES" ] || SERIES=$(default_kernel)
 
 BIN=$WORK/selftests-$VARIANT/workload/brwork
 [ -x "$BIN" ] || die "no $BIN: build the lab first (make -C tools/lab build)"
@@ -90,7 +90,7 @@ fi
 # (The board's perf resolves fewer branch symbols of a DWARF 4 brwork,
 # which is why the board keeps the DWARF 5 one.)
 lab_chroot make -s -C "$CREPO/selftests" \
-	KSRC="$CWORK/linux-$(lab_kernels | awk 'END {print $1}')" \
+	KSRC="$CWORK/linux-$(newest_kernel)" \
 	OUT="$CDIR/dwarf4" \
 	BRWORK_CFLAGS="-g -gdwarf-4 -fno-inline -fno-omit-frame-pointer" \
 	"$CDIR/dwarf4/workload/brwork" > "$DIR/dwarf4.log" 2>&1 || true

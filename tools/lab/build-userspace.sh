@@ -11,7 +11,7 @@ set -euo pipefail
 need_root
 
 VARIANT=${1:-${NTRACE_LAB_VARIANT:-default}}
-HSERIES=$(lab_kernels | awk 'END {print $1}')
+HSERIES=$(newest_kernel)
 [ -f "$STAMPS/src-$HSERIES" ] || die "build a $HSERIES kernel first"
 
 KEY=$(hash_inputs "userspace-v2" "$(cat "$STAMPS/src-$HSERIES")" \

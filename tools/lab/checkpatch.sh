@@ -6,7 +6,7 @@
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
 need_root
-series=$(lab_kernels | awk 'END {print $1}')
+series=$(newest_kernel)
 [ -f "$WORK/linux-$series/scripts/checkpatch.pl" ] ||
 	"$LAB_DIR/build-kernel.sh" "$series" >&2
 

@@ -157,6 +157,11 @@ lab_kernels() {
 	awk -v want=" $want " 'index(want, " " $1 " ")' "$WORK/kernels"
 }
 
+# The series a command boots when not told (the first, 6.12), and the
+# newest one, whose source tools such as checkpatch.pl come from.
+default_kernel() { lab_kernels | awk 'NR == 1 {print $1}'; }
+newest_kernel() { lab_kernels | awk 'END {print $1}'; }
+
 # The source package of a kernel series.
 kernel_pkg() { # series
 	awk -v k="$1" '$1 == k {print $2}' "$WORK/kernels"

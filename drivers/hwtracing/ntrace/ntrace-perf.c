@@ -1,0 +1,811 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * The "ntrace" perf PMU: N-Trace from the encoder of the hart an event
+ * runs on, copied from the shared RAM sink into the event's AUX buffer.
+ *
+ * Drain model. All encoders feed one sink, set to stop when full
+ * (StopOnWrap), so a buffer nobody emptied in time loses the newest
+ * trace and says so: the encoders report the loss and resynchronise
+ * (N-Trace 1.0, loss of trace), and the AUX record gets PARTIAL. The
+ * sink is drained into the AUX buffer of the event that happens to be
+ * stopping (sched-out, disable, exit) and, while an event runs, from a
+ * per-hart hrtimer whose period follows the rate the sink fills at.
+ * Bytes from every hart of a session may land in any of the session's
+ * AUX buffers; the SRC field (SRC = cpu number) tells them apart. The
+ * sink is rewound to its start whenever no encoder is running, or when
+ * it is half full; only the latter can cost other harts some trace,
+ * which they report.
+ */
+#include <linux/bitfield.h>
+#include <linux/cpumask.h>
+#include <linux/hrtimer.h>
+#include <linux/moduleparam.h>
+#include <linux/sched.h>
+#include <linux/slab.h>
+#include <linux/vmalloc.h>
+
+#include "ntrace.h"
+
+/* attr.config */
+#define CFG_MODE	GENMASK_ULL(1, 0)	/* 0 best, 1 BTM, 2 HTM */
+#define CFG_IR		GENMASK_ULL(3, 2)	/* ImplicitReturnMode */
+#define CFG_RH		BIT_ULL(4)		/* repeated history */
+#define CFG_SEQJUMP	BIT_ULL(5)
+#define CFG_ALLJUMPS	BIT_ULL(6)
+#define CFG_EXTMSB	BIT_ULL(7)
+#define CFG_SYNCMODE	GENMASK_ULL(9, 8)
+#define CFG_SYNCMAX	GENMASK_ULL(13, 10)
+#define CFG_TS		BIT_ULL(14)
+#define CFG_CONTEXT	BIT_ULL(15)
+#define CFG_ALL		GENMASK_ULL(15, 0)
+
+#define PERIOD_MIN_NS	(1 * NSEC_PER_MSEC)
+#define PERIOD_MAX_NS	(100 * NSEC_PER_MSEC)
+
+/* The AUX buffer, mapped flat. */
+struct ntrace_aux {
+	void *base;
+	size_t size;
+	bool snapshot;
+	struct page *pg[];
+};
+
+struct ntrace_cpu {
+	struct perf_event *event;	/* running here */
+	struct hrtimer timer;
+};
+
+static DEFINE_PER_CPU(struct ntrace_cpu, ntrace_cpu);
+
+/* One session owns the sink at a time; the lock orders all sink access. */
+static DEFINE_RAW_SPINLOCK(ntrace_lock);
+static struct {
+	pid_t owner;		/* tgid of the perf process, 0: free */
+	unsigned int events;	/* its events alive */
+	unsigned int running;	/* its encoders enabled */
+	bool path_on;
+	size_t size;		/* sink bytes in use */
+	u64 rp;			/* next byte to copy out */
+	u64 rewound_ns;		/* when the sink last started at its start */
+	bool loss_pending;	/* bytes dropped with no AUX record to say so */
+	u64 period_ns;		/* of the drain timers */
+} sess;
+
+/* Since the module loaded, for the stats directory. */
+static struct {
+	u64 drains, rewinds, bytes, drain_ns;
+	u64 sink_full, overflows, dropped;
+} stats;
+
+static struct pmu ntrace_pmu;
+/* every encoder has HTM: the default mode */
+static bool ntrace_all_htm;
+
+/* ---- sink size: a module parameter, checked ------------------------- */
+
+static unsigned int sink_size;
+
+static int sink_size_set(const char *val, const struct kernel_param *kp)
+{
+	unsigned int v;
+	int ret = kstrtouint(val, 0, &v);
+
+	if (ret)
+		return ret;
+	/* 0: all of the sink's memory */
+	if (v && (v < SZ_4K || !is_power_of_2(v)))
+		return -EINVAL;
+	return param_set_uint(val, kp);
+}
+
+static const struct kernel_param_ops sink_size_ops = {
+	.set = sink_size_set,
+	.get = param_get_uint,
+};
+module_param_cb(sink_size, &sink_size_ops, &sink_size, 0644);
+MODULE_PARM_DESC(sink_size,
+		 "Bytes of the sink's memory a session uses: 0 (all) or a power of two >= 4096");
+
+/* ---- copying into the AUX buffer ------------------------------------ */
+
+static void aux_put(struct ntrace_aux *aux, unsigned long head, const u8 *src,
+		    size_t len)
+{
+	while (len) {
+		size_t off = head % aux->size;
+		size_t n = min(len, aux->size - off);
+
+		memcpy(aux->base + off, src, n);
+		head += n;
+		src += n;
+		len -= n;
+	}
+}
+
+struct drain_out {
+	struct perf_output_handle h;
+	struct ntrace_aux *aux;
+	size_t copied;
+	size_t dropped;
+};
+
+/* Sink bytes [from, from + len) to the AUX buffer, or dropped. */
+static void drain_bytes(struct drain_out *o, const u8 *from, size_t len)
+{
+	struct ntrace_aux *aux = o->aux;
+	size_t n;
+
+	if (!aux) {
+		o->dropped += len;
+		return;
+	}
+	if (aux->snapshot) {
+		/* overwrite mode keeps the newest: skip what would be overwritten */
+		if (len > aux->size) {
+			o->h.head += len - aux->size;
+			o->copied += len - aux->size;
+			from += len - aux->size;
+			len = aux->size;
+		}
+		aux_put(aux, o->h.head, from, len);
+		o->h.head += len;
+		o->copied += len;
+		return;
+	}
+	n = min(len, o->h.size - o->copied);
+	aux_put(aux, o->h.head + o->copied, from, n);
+	o->copied += n;
+	if (n < len) {
+		o->dropped += len - n;
+		perf_aux_output_flag(&o->h, PERF_AUX_FLAG_TRUNCATED);
+	}
+}
+
+static bool encoders_overflowed(void)
+{
+	struct ntrace_encoder *te;
+	bool lost = false;
+
+	lockdep_assert_held(&ntrace_lock);
+	list_for_each_entry(te, &ntrace_dev.encoders, node) {
+		if (!te->enabled ||
+		    !(readl(te->base + TR_CONTROL) & TE_OVERFLOW))
+			continue;
+		/* RW1C, written with the control it runs with */
+		writel(te->control | TE_OVERFLOW, te->base + TR_CONTROL);
+		stats.overflows++;
+		lost = true;
+	}
+	return lost;
+}
+
+/*
+ * Rewinding the sink means disabling it, and a running encoder would
+ * lose what it sends meanwhile: pause them all (a stop, flushed, then a
+ * restart with a sync), so the trace shows where each one paused instead
+ * of an overflow.
+ */
+static void pause_encoders(void)
+{
+	struct ntrace_encoder *te;
+
+	list_for_each_entry(te, &ntrace_dev.encoders, node) {
+		te->paused = te->enabled;
+		ntrace_encoder_stop(te);
+	}
+}
+
+static void resume_encoders(void)
+{
+	struct ntrace_encoder *te;
+
+	list_for_each_entry(te, &ntrace_dev.encoders, node) {
+		if (te->paused && ntrace_encoder_restart(te))
+			sess.running--;
+		te->paused = false;
+	}
+}
+
+/* Move what the sink holds into event's AUX buffer. */
+static void ntrace_drain(struct perf_event *event)
+{
+	struct ntrace_sink *sink = ntrace_dev.sink;
+	u64 start = sink->mem, end = sink->mem + sess.size, wp;
+	u64 t0 = ktime_get_ns();
+	struct drain_out o = { };
+	bool wrapped, full, rewind, lost;
+
+	lockdep_assert_held(&ntrace_lock);
+	if (!sess.path_on)
+		return;
+	full = !ntrace_sink_running(sink);
+	wp = ntrace_sink_wp(sink, &wrapped);
+	rewind = full || wrapped || wp - start >= sess.size / 4 ||
+		 !sess.running;
+	lost = encoders_overflowed() || full || sess.loss_pending;
+	stats.sink_full += full;
+	if (rewind) {
+		pause_encoders();
+		if (!full)
+			ntrace_sink_flush(sink);
+		wp = ntrace_sink_wp(sink, &wrapped);
+	}
+
+	o.aux = perf_aux_output_begin(&o.h, event);
+	if (wrapped) {
+		/* it stopped on the wrap: what follows rp is all there is */
+		drain_bytes(&o, sink->buf + (sess.rp - start), end - sess.rp);
+		sess.rp = start;
+	}
+	if (wp > sess.rp)
+		drain_bytes(&o, sink->buf + (sess.rp - start), wp - sess.rp);
+	sess.rp = wp;
+	stats.dropped += o.dropped;
+	stats.bytes += o.copied;
+	if (o.aux) {
+		if (lost)
+			perf_aux_output_flag(&o.h, PERF_AUX_FLAG_PARTIAL);
+		perf_aux_output_end(&o.h, o.copied);
+		sess.loss_pending = false;
+	} else if (o.dropped) {
+		/* the next record that reaches perf carries the news */
+		sess.loss_pending = true;
+	}
+	if (rewind) {
+		ntrace_sink_rewind(sink);
+		sess.rp = start;
+		sess.rewound_ns = ktime_get_ns();
+		resume_encoders();
+		stats.rewinds++;
+	}
+	stats.drains++;
+	stats.drain_ns += ktime_get_ns() - t0;
+}
+
+/* ---- the per-hart drain timer --------------------------------------- */
+
+static enum hrtimer_restart ntrace_timer_fn(struct hrtimer *t)
+{
+	struct ntrace_cpu *nc = container_of(t, struct ntrace_cpu, timer);
+	struct ntrace_encoder *te = ntrace_dev.cpu_encoder[smp_processor_id()];
+	u64 now = ktime_get_ns(), used = 0, since = 0, period;
+	unsigned long flags;
+	bool wrapped;
+
+	if (!nc->event || !te)
+		return HRTIMER_NORESTART;
+	raw_spin_lock_irqsave(&ntrace_lock, flags);
+	if (sess.path_on) {
+		used = ntrace_sink_wp(ntrace_dev.sink, &wrapped) -
+		       ntrace_dev.sink->mem;
+		if (wrapped || !ntrace_sink_running(ntrace_dev.sink))
+			used = sess.size;
+		since = now - sess.rewound_ns;
+	}
+	ntrace_drain(nc->event);
+	/*
+	 * Drain again when the sink would be a quarter full at the rate it
+	 * filled since it was last rewound (by any hart). The period may
+	 * shrink at once but only double per tick: a quiet phase must not
+	 * leave a burst undrained.
+	 */
+	if (used && since) {
+		u64 p = div64_u64((u64)(sess.size / 4) * since, used);
+
+		p = min(p, 2 * sess.period_ns);
+		sess.period_ns = clamp_t(u64, p, PERIOD_MIN_NS, PERIOD_MAX_NS);
+	}
+	period = sess.period_ns;
+	raw_spin_unlock_irqrestore(&ntrace_lock, flags);
+	hrtimer_forward_now(t, ns_to_ktime(period));
+	return HRTIMER_RESTART;
+}
+
+/* ---- the PMU -------------------------------------------------------- */
+
+static u32 event_control(struct perf_event *event, bool *htm)
+{
+	u64 cfg = event->attr.config;
+	u32 mode;
+
+	switch (FIELD_GET(CFG_MODE, cfg)) {
+	case 1:
+		mode = TE_MODE_BTM;
+		break;
+	case 2:
+		mode = TE_MODE_HTM;
+		break;
+	default:
+		mode = ntrace_all_htm ? TE_MODE_HTM : TE_MODE_BTM;
+		break;
+	}
+	*htm = mode == TE_MODE_HTM;
+	return FIELD_PREP(TE_INST_MODE, mode) |
+	       FIELD_PREP(TE_SYNC_MODE, FIELD_GET(CFG_SYNCMODE, cfg)) |
+	       FIELD_PREP(TE_SYNC_MAX, FIELD_GET(CFG_SYNCMAX, cfg)) |
+	       (cfg & CFG_CONTEXT ? TE_CONTEXT : 0);
+}
+
+static u32 event_features(struct perf_event *event, int cpu)
+{
+	u64 cfg = event->attr.config;
+	u32 f = 0;
+
+	if (FIELD_GET(CFG_IR, cfg))
+		f |= TE_IMPL_RET | FIELD_PREP(TE_IR_MODE, FIELD_GET(CFG_IR, cfg));
+	if (cfg & CFG_RH)
+		f |= TE_REP_HIST;
+	if (cfg & CFG_SEQJUMP)
+		f |= TE_SEQ_JUMP;
+	if (cfg & CFG_ALLJUMPS)
+		f |= TE_ALL_JUMPS;
+	if (cfg & CFG_EXTMSB)
+		f |= TE_EXT_MSB;
+	if (ntrace_dev.src_bits)
+		f |= FIELD_PREP(TE_SRC_BITS, ntrace_dev.src_bits) |
+		     FIELD_PREP(TE_SRC_ID, cpu);
+	return f;
+}
+
+static u8 event_priv(struct perf_event *event)
+{
+	/* bit n traces privilege level n: U is 0, S is 1; M never */
+	return (event->attr.exclude_user ? 0 : BIT(0)) |
+	       (event->attr.exclude_kernel ? 0 : BIT(1));
+}
+
+/*
+ * Every encoder must take the configuration: a per-task event can run
+ * on any of them.
+ */
+static int check_config(struct perf_event *event)
+{
+	struct perf_event_attr *attr = &event->attr;
+	u64 cfg = attr->config;
+	struct ntrace_encoder *te;
+	bool htm;
+
+	if ((cfg & ~CFG_ALL) || attr->config1 || attr->config2 ||
+	    FIELD_GET(CFG_MODE, cfg) == 3)
+		return -EINVAL;
+	if (attr->exclude_user && attr->exclude_kernel)
+		return -EINVAL;
+	event_control(event, &htm);
+	if ((cfg & CFG_RH) && !htm)
+		return -EINVAL;		/* repeated history is HTM's */
+	list_for_each_entry(te, &ntrace_dev.encoders, node) {
+		const struct ntrace_te_caps *c = &te->caps;
+
+		if ((FIELD_GET(CFG_MODE, cfg) == 1 && !c->btm) ||
+		    (FIELD_GET(CFG_MODE, cfg) == 2 && !c->htm) ||
+		    (FIELD_GET(CFG_IR, cfg) &&
+		     !(c->ir_modes & BIT(FIELD_GET(CFG_IR, cfg)))) ||
+		    ((cfg & CFG_RH) && !c->rep_hist) ||
+		    ((cfg & CFG_SEQJUMP) && !c->seq_jump) ||
+		    ((cfg & CFG_ALLJUMPS) && !c->all_jumps) ||
+		    ((cfg & CFG_EXTMSB) && !c->ext_msb) ||
+		    !(c->sync_modes & BIT(FIELD_GET(CFG_SYNCMODE, cfg))) ||
+		    ((cfg & CFG_TS) && !c->timestamp) ||
+		    ((cfg & CFG_CONTEXT) && !c->context) ||
+		    /* without a privilege filter M-mode would be traced */
+		    !c->filter_priv)
+			return -EOPNOTSUPP;
+	}
+	return 0;
+}
+
+static void ntrace_event_destroy(struct perf_event *event)
+{
+	unsigned long flags;
+
+	raw_spin_lock_irqsave(&ntrace_lock, flags);
+	if (!--sess.events) {
+		if (sess.path_on)
+			ntrace_path_disable(ntrace_dev.sink);
+		sess.path_on = false;
+		sess.owner = 0;
+	}
+	raw_spin_unlock_irqrestore(&ntrace_lock, flags);
+}
+
+static int ntrace_event_init(struct perf_event *event)
+{
+	unsigned long flags;
+	pid_t owner;
+	int ret;
+
+	if (event->attr.type != ntrace_pmu.type)
+		return -ENOENT;
+	if (event->cpu >= 0 && !cpumask_test_cpu(event->cpu, &ntrace_dev.cpus))
+		return -ENODEV;
+	ret = check_config(event);
+	if (ret)
+		return ret;
+	/* inherited events belong to the session of the event they came from */
+	owner = event->parent ? (pid_t)event->parent->hw.config :
+				task_tgid_nr(current);
+
+	raw_spin_lock_irqsave(&ntrace_lock, flags);
+	if (sess.owner && sess.owner != owner) {
+		raw_spin_unlock_irqrestore(&ntrace_lock, flags);
+		return -EBUSY;
+	}
+	if (!sess.owner) {
+		size_t size = ntrace_dev.sink->mem_size;
+
+		if (sink_size && sink_size < size)
+			size = sink_size;
+		sess.owner = owner;
+		sess.size = size & ~(size_t)3;
+		sess.running = 0;
+		sess.loss_pending = false;
+		ret = ntrace_path_enable(ntrace_dev.sink, sess.size);
+		sess.path_on = !ret;
+		sess.rp = ntrace_dev.sink->mem;
+		sess.rewound_ns = ktime_get_ns();
+		/* the rate is not known yet: start fast, the timer adapts */
+		sess.period_ns = PERIOD_MIN_NS;
+		if (ret) {
+			sess.owner = 0;
+			raw_spin_unlock_irqrestore(&ntrace_lock, flags);
+			return ret;
+		}
+	}
+	sess.events++;
+	raw_spin_unlock_irqrestore(&ntrace_lock, flags);
+	event->hw.config = owner;
+	event->destroy = ntrace_event_destroy;
+	return 0;
+}
+
+static void ntrace_event_start(struct perf_event *event, int flags)
+{
+	int cpu = smp_processor_id();
+	struct ntrace_encoder *te = ntrace_dev.cpu_encoder[cpu];
+	struct ntrace_cpu *nc = this_cpu_ptr(&ntrace_cpu);
+	unsigned long irqflags;
+	u32 control;
+	bool htm;
+	int ret;
+
+	if (!te)
+		return;
+	control = event_control(event, &htm);
+	raw_spin_lock_irqsave(&ntrace_lock, irqflags);
+	ret = sess.path_on ?
+	      ntrace_encoder_start(te, control, event_features(event, cpu),
+				   event_priv(event),
+				   event->attr.config & CFG_TS) : -EIO;
+	if (!ret)
+		sess.running++;
+	raw_spin_unlock_irqrestore(&ntrace_lock, irqflags);
+	if (ret) {
+		event->hw.state = PERF_HES_STOPPED;
+		return;
+	}
+	event->hw.state = 0;
+	hrtimer_start(&nc->timer, ns_to_ktime(READ_ONCE(sess.period_ns)),
+		      HRTIMER_MODE_REL_PINNED_HARD);
+}
+
+static void ntrace_event_stop(struct perf_event *event, int flags)
+{
+	struct ntrace_encoder *te = ntrace_dev.cpu_encoder[smp_processor_id()];
+	struct ntrace_cpu *nc = this_cpu_ptr(&ntrace_cpu);
+	unsigned long irqflags;
+
+	if (event->hw.state & PERF_HES_STOPPED)
+		return;
+	/* pinned to this hart, whose interrupts are off: it is not running */
+	hrtimer_try_to_cancel(&nc->timer);
+	raw_spin_lock_irqsave(&ntrace_lock, irqflags);
+	if (te && te->enabled) {
+		ntrace_encoder_stop(te);
+		sess.running--;
+	}
+	ntrace_drain(event);
+	raw_spin_unlock_irqrestore(&ntrace_lock, irqflags);
+	event->hw.state = PERF_HES_STOPPED | PERF_HES_UPTODATE;
+}
+
+static int ntrace_event_add(struct perf_event *event, int flags)
+{
+	struct ntrace_cpu *nc = this_cpu_ptr(&ntrace_cpu);
+
+	if (!ntrace_dev.cpu_encoder[smp_processor_id()])
+		return -ENODEV;
+	if (nc->event)
+		return -EBUSY;
+	nc->event = event;
+	event->hw.state = PERF_HES_STOPPED;
+	if (flags & PERF_EF_START) {
+		ntrace_event_start(event, 0);
+		if (event->hw.state & PERF_HES_STOPPED) {
+			nc->event = NULL;
+			return -EIO;
+		}
+	}
+	return 0;
+}
+
+static void ntrace_event_del(struct perf_event *event, int flags)
+{
+	ntrace_event_stop(event, PERF_EF_UPDATE);
+	this_cpu_ptr(&ntrace_cpu)->event = NULL;
+}
+
+static void ntrace_event_read(struct perf_event *event)
+{
+	/* trace has no count: the data is in the AUX buffer */
+}
+
+static void *ntrace_setup_aux(struct perf_event *event, void **pages,
+			      int nr_pages, bool overwrite)
+{
+	struct ntrace_aux *aux;
+	int i;
+
+	if (nr_pages < 1)
+		return NULL;
+	aux = kzalloc(struct_size(aux, pg, nr_pages), GFP_KERNEL);
+	if (!aux)
+		return NULL;
+	for (i = 0; i < nr_pages; i++)
+		aux->pg[i] = virt_to_page(pages[i]);
+	aux->base = vmap(aux->pg, nr_pages, VM_MAP, PAGE_KERNEL);
+	if (!aux->base) {
+		kfree(aux);
+		return NULL;
+	}
+	aux->size = (size_t)nr_pages * PAGE_SIZE;
+	aux->snapshot = overwrite;
+	return aux;
+}
+
+static void ntrace_free_aux(void *data)
+{
+	struct ntrace_aux *aux = data;
+
+	vunmap(aux->base);
+	kfree(aux);
+}
+
+/* ---- sysfs: format, caps, cpumask ----------------------------------- */
+
+PMU_FORMAT_ATTR(mode, "config:0-1");
+PMU_FORMAT_ATTR(ir, "config:2-3");
+PMU_FORMAT_ATTR(rh, "config:4");
+PMU_FORMAT_ATTR(seqjump, "config:5");
+PMU_FORMAT_ATTR(alljumps, "config:6");
+PMU_FORMAT_ATTR(extmsb, "config:7");
+PMU_FORMAT_ATTR(syncmode, "config:8-9");
+PMU_FORMAT_ATTR(syncmax, "config:10-13");
+PMU_FORMAT_ATTR(ts, "config:14");
+PMU_FORMAT_ATTR(context, "config:15");
+
+static struct attribute *ntrace_format_attrs[] = {
+	&format_attr_mode.attr, &format_attr_ir.attr, &format_attr_rh.attr,
+	&format_attr_seqjump.attr, &format_attr_alljumps.attr,
+	&format_attr_extmsb.attr, &format_attr_syncmode.attr,
+	&format_attr_syncmax.attr, &format_attr_ts.attr,
+	&format_attr_context.attr, NULL,
+};
+
+static const struct attribute_group ntrace_format_group = {
+	.name = "format",
+	.attrs = ntrace_format_attrs,
+};
+
+/*
+ * Caps are what every encoder has (a per-task event may run on any of
+ * them), and the sink's.
+ */
+enum cap_id {
+	CAP_BTM, CAP_HTM, CAP_IR_MODES, CAP_RH, CAP_SEQJUMP, CAP_ALLJUMPS,
+	CAP_EXTMSB, CAP_SYNC_MODES, CAP_TS, CAP_TS_WIDTH, CAP_CONTEXT,
+	CAP_FILTERS, CAP_SRC_BITS, CAP_ENCODERS, CAP_FUNNEL, CAP_SINK_SIZE,
+};
+
+static unsigned long cap_value(enum cap_id id)
+{
+	struct ntrace_encoder *te;
+	unsigned long v = ~0UL;
+
+	if (id == CAP_ENCODERS)
+		return cpumask_weight(&ntrace_dev.cpus);
+	if (id == CAP_FUNNEL)
+		return !!ntrace_dev.sink->funnel;
+	if (id == CAP_SINK_SIZE)
+		return ntrace_dev.sink->mem_size;
+	if (id == CAP_SRC_BITS)
+		return ntrace_dev.src_bits;
+	list_for_each_entry(te, &ntrace_dev.encoders, node) {
+		const struct ntrace_te_caps *c = &te->caps;
+		unsigned long x[] = {
+			[CAP_BTM] = c->btm, [CAP_HTM] = c->htm,
+			[CAP_IR_MODES] = c->ir_modes, [CAP_RH] = c->rep_hist,
+			[CAP_SEQJUMP] = c->seq_jump,
+			[CAP_ALLJUMPS] = c->all_jumps,
+			[CAP_EXTMSB] = c->ext_msb,
+			[CAP_SYNC_MODES] = c->sync_modes,
+			[CAP_TS] = c->timestamp, [CAP_TS_WIDTH] = c->ts_width,
+			[CAP_CONTEXT] = c->context, [CAP_FILTERS] = c->filters,
+		};
+
+		/* bitmaps and flags: what all have; numbers: the least */
+		v = (id == CAP_TS_WIDTH || id == CAP_FILTERS) ?
+		    min(v, x[id]) : v & x[id];
+	}
+	return v;
+}
+
+struct cap_attr {
+	struct device_attribute attr;
+	enum cap_id id;
+	bool hex;
+};
+
+static ssize_t cap_show(struct device *dev, struct device_attribute *attr,
+			char *buf)
+{
+	struct cap_attr *ca = container_of(attr, struct cap_attr, attr);
+
+	return sysfs_emit(buf, ca->hex ? "0x%lx\n" : "%lu\n", cap_value(ca->id));
+}
+
+#define CAP(_name, _id, _hex)						\
+	static struct cap_attr cap_##_name = {				\
+		.attr = __ATTR(_name, 0444, cap_show, NULL),		\
+		.id = _id, .hex = _hex,					\
+	}
+
+CAP(btm, CAP_BTM, false);
+CAP(htm, CAP_HTM, false);
+CAP(ir_modes, CAP_IR_MODES, true);
+CAP(rh, CAP_RH, false);
+CAP(seqjump, CAP_SEQJUMP, false);
+CAP(alljumps, CAP_ALLJUMPS, false);
+CAP(extmsb, CAP_EXTMSB, false);
+CAP(sync_modes, CAP_SYNC_MODES, true);
+CAP(ts, CAP_TS, false);
+CAP(ts_width, CAP_TS_WIDTH, false);
+CAP(context, CAP_CONTEXT, false);
+CAP(filters, CAP_FILTERS, false);
+CAP(src_bits, CAP_SRC_BITS, false);
+CAP(encoders, CAP_ENCODERS, false);
+CAP(funnel, CAP_FUNNEL, false);
+CAP(sink_size, CAP_SINK_SIZE, false);
+
+static struct attribute *ntrace_caps_attrs[] = {
+	&cap_btm.attr.attr, &cap_htm.attr.attr, &cap_ir_modes.attr.attr,
+	&cap_rh.attr.attr, &cap_seqjump.attr.attr, &cap_alljumps.attr.attr,
+	&cap_extmsb.attr.attr, &cap_sync_modes.attr.attr, &cap_ts.attr.attr,
+	&cap_ts_width.attr.attr, &cap_context.attr.attr,
+	&cap_filters.attr.attr, &cap_src_bits.attr.attr,
+	&cap_encoders.attr.attr, &cap_funnel.attr.attr,
+	&cap_sink_size.attr.attr, NULL,
+};
+
+static const struct attribute_group ntrace_caps_group = {
+	.name = "caps",
+	.attrs = ntrace_caps_attrs,
+};
+
+enum stat_id {
+	STAT_DRAINS, STAT_REWINDS, STAT_BYTES, STAT_DRAIN_NS, STAT_SINK_FULL,
+	STAT_OVERFLOWS, STAT_DROPPED,
+};
+
+struct stat_attr {
+	struct device_attribute attr;
+	enum stat_id id;
+};
+
+static ssize_t stat_show(struct device *dev, struct device_attribute *attr,
+			 char *buf)
+{
+	struct stat_attr *sa = container_of(attr, struct stat_attr, attr);
+	const u64 *v[] = {
+		[STAT_DRAINS] = &stats.drains, [STAT_REWINDS] = &stats.rewinds,
+		[STAT_BYTES] = &stats.bytes, [STAT_DRAIN_NS] = &stats.drain_ns,
+		[STAT_SINK_FULL] = &stats.sink_full,
+		[STAT_OVERFLOWS] = &stats.overflows,
+		[STAT_DROPPED] = &stats.dropped,
+	};
+	unsigned long flags;
+	u64 val;
+
+	raw_spin_lock_irqsave(&ntrace_lock, flags);
+	val = *v[sa->id];
+	raw_spin_unlock_irqrestore(&ntrace_lock, flags);
+	return sysfs_emit(buf, "%llu\n", val);
+}
+
+#define STAT(_name, _id)						\
+	static struct stat_attr stat_##_name = {			\
+		.attr = __ATTR(_name, 0444, stat_show, NULL),		\
+		.id = _id,						\
+	}
+
+STAT(drains, STAT_DRAINS);
+STAT(rewinds, STAT_REWINDS);
+STAT(bytes, STAT_BYTES);
+STAT(drain_ns, STAT_DRAIN_NS);
+STAT(sink_full, STAT_SINK_FULL);
+STAT(overflows, STAT_OVERFLOWS);
+STAT(dropped, STAT_DROPPED);
+
+static struct attribute *ntrace_stats_attrs[] = {
+	&stat_drains.attr.attr, &stat_rewinds.attr.attr,
+	&stat_bytes.attr.attr, &stat_drain_ns.attr.attr,
+	&stat_sink_full.attr.attr, &stat_overflows.attr.attr,
+	&stat_dropped.attr.attr, NULL,
+};
+
+static const struct attribute_group ntrace_stats_group = {
+	.name = "stats",
+	.attrs = ntrace_stats_attrs,
+};
+
+static ssize_t cpumask_show(struct device *dev, struct device_attribute *attr,
+			    char *buf)
+{
+	return sysfs_emit(buf, "%*pbl\n", cpumask_pr_args(&ntrace_dev.cpus));
+}
+static DEVICE_ATTR_RO(cpumask);
+
+static struct attribute *ntrace_pmu_attrs[] = {
+	&dev_attr_cpumask.attr, NULL,
+};
+
+static const struct attribute_group ntrace_pmu_group = {
+	.attrs = ntrace_pmu_attrs,
+};
+
+static const struct attribute_group *ntrace_attr_groups[] = {
+	&ntrace_pmu_group, &ntrace_format_group, &ntrace_caps_group,
+	&ntrace_stats_group, NULL,
+};
+
+static struct pmu ntrace_pmu = {
+	.module = THIS_MODULE,
+	.task_ctx_nr = perf_sw_context,
+	.capabilities = PERF_PMU_CAP_EXCLUSIVE | PERF_PMU_CAP_ITRACE,
+	.attr_groups = ntrace_attr_groups,
+	.event_init = ntrace_event_init,
+	.add = ntrace_event_add,
+	.del = ntrace_event_del,
+	.start = ntrace_event_start,
+	.stop = ntrace_event_stop,
+	.read = ntrace_event_read,
+	.setup_aux = ntrace_setup_aux,
+	.free_aux = ntrace_free_aux,
+};
+
+int ntrace_pmu_register(void)
+{
+	struct ntrace_encoder *te;
+	int cpu;
+
+	ntrace_all_htm = true;
+	list_for_each_entry(te, &ntrace_dev.encoders, node)
+		ntrace_all_htm &= te->caps.htm;
+	for_each_possible_cpu(cpu) {
+		struct ntrace_cpu *nc = per_cpu_ptr(&ntrace_cpu, cpu);
+
+#ifdef HAVE_HRTIMER_INIT
+		hrtimer_init(&nc->timer, CLOCK_MONOTONIC,
+			     HRTIMER_MODE_REL_PINNED_HARD);
+		nc->timer.function = ntrace_timer_fn;
+#else
+		hrtimer_setup(&nc->timer, ntrace_timer_fn, CLOCK_MONOTONIC,
+			      HRTIMER_MODE_REL_PINNED_HARD);
+#endif
+	}
+	return perf_pmu_register(&ntrace_pmu, "ntrace", -1);
+}
+
+void ntrace_pmu_unregister(void)
+{
+	perf_pmu_unregister(&ntrace_pmu);
+}

@@ -504,6 +504,16 @@ static void write_sink(uint32_t off, uint32_t v)
 		} else {
 			uint32_t old = sink.ctl;
 
+			/*
+			 * Leaving reset starts a capture (a perf session in
+			 * the driver): the ground truth marks it for every
+			 * hart, so a test can find each session's part.
+			 */
+			if (!(old & RAM_ACTIVE))
+				for (unsigned int h = 0; h < nharts; h++)
+					if (harts[h].truth)
+						fputs("# sink\n", harts[h].truth);
+
 			/* SMEM only: Mode reads back 1 */
 			sink.ctl = (v & (RAM_ACTIVE | RAM_ENABLE |
 					 RAM_STOP_ON_WRAP)) | RAM_MODE_SMEM;

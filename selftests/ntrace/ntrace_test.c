@@ -1,0 +1,679 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * The ntrace PMU through perf_event_open(): recordings of a workload
+ * (ntwork) whose AUX data the host decodes and compares with the
+ * emulated hardware's ground truth (selftests/ntrace/pmu-test), and the
+ * PMU's refusals: bad configurations, paranoia, a busy sink.
+ *
+ * Environment: NTRACE_OUT, the directory recordings go to (a session
+ * per file: NAME.aux, the AUX bytes in order, NAME.info, what perf said,
+ * and the list "sessions" in the order the sink was claimed);
+ * NTWORK, the workload.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <fcntl.h>
+#include <linux/perf_event.h>
+#include <pwd.h>
+#include <signal.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/mman.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "kselftest_harness.h"
+
+#define PMU_DIR		"/sys/bus/event_source/devices/ntrace/"
+#define SINK_SIZE	"/sys/module/ntrace/parameters/sink_size"
+#define RB_PAGES	16
+#define AUX_PAGES	1024
+
+/* attr.config fields, as the PMU's format directory describes them */
+#define CFG_BTM		(1ULL << 0)
+#define CFG_HTM		(2ULL << 0)
+#define CFG_IR(n)	((unsigned long long)(n) << 2)
+#define CFG_RH		(1ULL << 4)
+#define CFG_SEQJUMP	(1ULL << 5)
+#define CFG_ALLJUMPS	(1ULL << 6)
+#define CFG_EXTMSB	(1ULL << 7)
+#define CFG_SYNC(m, x)	(((unsigned long long)(m) << 8) | \
+			 ((unsigned long long)(x) << 10))
+#define CFG_TS		(1ULL << 14)
+#define CFG_CONTEXT	(1ULL << 15)
+
+static int read_num(const char *path, long *v)
+{
+	char buf[64];
+	int fd = open(path, O_RDONLY), n;
+
+	if (fd < 0)
+		return -1;
+	n = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	if (n <= 0)
+		return -1;
+	buf[n] = '\0';
+	*v = strtol(buf, NULL, 0);
+	return 0;
+}
+
+static int write_str(const char *path, const char *s)
+{
+	int fd = open(path, O_WRONLY), ok;
+
+	if (fd < 0)
+		return -1;
+	ok = write(fd, s, strlen(s)) == (ssize_t)strlen(s);
+	close(fd);
+	return ok ? 0 : -1;
+}
+
+static int pmu_type(void)
+{
+	long t;
+
+	return read_num(PMU_DIR "type", &t) ? -1 : (int)t;
+}
+
+static int open_ntrace(unsigned long long config, pid_t pid, int cpu,
+		       int exclude_kernel, int inherit)
+{
+	struct perf_event_attr attr = {
+		.size = sizeof(attr),
+		.type = pmu_type(),
+		.config = config,
+		.disabled = 1,
+		.enable_on_exec = pid > 0,
+		.exclude_kernel = exclude_kernel,
+		.exclude_hv = 1,
+		.inherit = inherit,
+	};
+
+	return syscall(SYS_perf_event_open, &attr, pid, cpu, -1, 0);
+}
+
+/* A child stopped before exec until release() writes to its pipe. */
+struct child {
+	pid_t pid;
+	int go;
+};
+
+static int spawn(struct child *c, char *const argv[])
+{
+	int p[2];
+
+	if (pipe(p))
+		return -1;
+	c->pid = fork();
+	if (c->pid < 0)
+		return -1;
+	if (!c->pid) {
+		char b;
+
+		close(p[1]);
+		if (read(p[0], &b, 1) != 1)
+			_exit(126);
+		execv(argv[0], argv);
+		_exit(127);
+	}
+	close(p[0]);
+	c->go = p[1];
+	return 0;
+}
+
+static int release_and_wait(struct child *c)
+{
+	int status;
+
+	if (write(c->go, "g", 1) != 1)
+		return -1;
+	close(c->go);
+	if (waitpid(c->pid, &status, 0) != c->pid)
+		return -1;
+	return WIFEXITED(status) ? WEXITSTATUS(status) : 128;
+}
+
+struct rec {
+	int fd;
+	struct perf_event_mmap_page *pg;
+	size_t rb_len;
+	void *aux;
+	size_t aux_len;
+	uint64_t flags;		/* of every PERF_RECORD_AUX, or-ed */
+	unsigned int records, lost_records;
+};
+
+static int rec_map(struct rec *r, int fd, size_t aux_pages, int snapshot)
+{
+	long page = sysconf(_SC_PAGESIZE);
+
+	memset(r, 0, sizeof(*r));
+	r->fd = fd;
+	r->rb_len = (RB_PAGES + 1) * page;
+	r->pg = mmap(NULL, r->rb_len, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+	if (r->pg == MAP_FAILED)
+		return -1;
+	r->pg->aux_offset = r->rb_len;
+	r->pg->aux_size = aux_pages * page;
+	r->aux_len = r->pg->aux_size;
+	/* read-only AUX: overwrite (snapshot) mode */
+	r->aux = mmap(NULL, r->aux_len,
+		      snapshot ? PROT_READ : PROT_READ | PROT_WRITE,
+		      MAP_SHARED, fd, r->pg->aux_offset);
+	return r->aux == MAP_FAILED ? -1 : 0;
+}
+
+static void rec_records(struct rec *r)
+{
+	uint64_t head = __atomic_load_n(&r->pg->data_head, __ATOMIC_ACQUIRE);
+	uint64_t tail = r->pg->data_tail, size = r->pg->data_size;
+	char *data = (char *)r->pg + r->pg->data_offset;
+
+	while (tail < head) {
+		struct perf_event_header h;
+		uint64_t rec[4];
+
+		memcpy(&h, data + tail % size, sizeof(h));
+		if (!h.size)
+			break;
+		if (h.type == PERF_RECORD_AUX) {
+			/* aux_offset, aux_size, flags */
+			for (unsigned int i = 0; i < 3; i++)
+				memcpy(&rec[i], data + (tail + sizeof(h) + 8 * i) % size, 8);
+			r->flags |= rec[2];
+			r->records++;
+		} else if (h.type == PERF_RECORD_LOST) {
+			r->lost_records++;
+		}
+		tail += h.size;
+	}
+	__atomic_store_n(&r->pg->data_tail, tail, __ATOMIC_RELEASE);
+}
+
+/* The AUX bytes, oldest first, to out (an overwritten buffer: its newest). */
+static size_t rec_aux(struct rec *r, FILE *out)
+{
+	uint64_t head = __atomic_load_n(&r->pg->aux_head, __ATOMIC_ACQUIRE);
+	uint64_t from = head > r->aux_len ? head - r->aux_len : 0;
+
+	static char bounce[65536];
+
+	for (uint64_t pos = from; pos < head;) {
+		size_t off = pos % r->aux_len;
+		size_t n = r->aux_len - off < head - pos ? r->aux_len - off :
+							   head - pos;
+
+		/*
+		 * Through a copy: 9p cannot pin perf's AUX pages for a
+		 * zero-copy write (EFAULT).
+		 */
+		if (n > sizeof(bounce))
+			n = sizeof(bounce);
+		memcpy(bounce, (char *)r->aux + off, n);
+		if (fwrite(bounce, 1, n, out) != n)
+			return 0;
+		pos += n;
+	}
+	return head - from;
+}
+
+static void rec_unmap(struct rec *r)
+{
+	if (r->aux && r->aux != MAP_FAILED)
+		munmap(r->aux, r->aux_len);
+	if (r->pg && r->pg != MAP_FAILED)
+		munmap(r->pg, r->rb_len);
+	close(r->fd);
+}
+
+static const char *outdir(void)
+{
+	const char *d = getenv("NTRACE_OUT");
+
+	return d ? d : "/tmp";
+}
+
+static void note_session(const char *name)
+{
+	char path[256];
+	FILE *f;
+
+	snprintf(path, sizeof(path), "%s/sessions", outdir());
+	f = fopen(path, "a");
+	if (f) {
+		fprintf(f, "%s\n", name);
+		fclose(f);
+	}
+}
+
+/*
+ * Record ntwork ARGS in a per-task session; the AUX bytes and what perf
+ * reported go to NTRACE_OUT. Returns the workload's exit status, or -1.
+ */
+static int record(const char *name, unsigned long long config,
+		  int exclude_kernel, int inherit, int snapshot,
+		  size_t aux_pages, const char *rounds, const char *how)
+{
+	const char *work = getenv("NTWORK");
+	char *argv[] = { (char *)(work ? work : "./ntwork"), (char *)rounds,
+			 (char *)how, NULL };
+	char path[256];
+	struct child c;
+	struct rec r;
+	int fd, ret;
+	size_t bytes;
+	FILE *out;
+
+	if (spawn(&c, argv))
+		return -1;
+	fd = open_ntrace(config, c.pid, -1, exclude_kernel, inherit);
+	if (fd < 0) {
+		kill(c.pid, SIGKILL);
+		waitpid(c.pid, NULL, 0);
+		return -1;
+	}
+	note_session(name);
+	if (rec_map(&r, fd, aux_pages, snapshot)) {
+		close(fd);
+		kill(c.pid, SIGKILL);
+		waitpid(c.pid, NULL, 0);
+		return -1;
+	}
+	ret = release_and_wait(&c);
+	rec_records(&r);
+	snprintf(path, sizeof(path), "%s/%s.aux", outdir(), name);
+	out = fopen(path, "w");
+	bytes = out ? rec_aux(&r, out) : 0;
+	if (out)
+		fclose(out);
+	snprintf(path, sizeof(path), "%s/%s.info", outdir(), name);
+	out = fopen(path, "w");
+	if (out) {
+		fprintf(out, "exit %d\nbytes %zu\nrecords %u\nflags 0x%llx\nlost %u\n",
+			ret, bytes, r.records, (unsigned long long)r.flags,
+			r.lost_records);
+		fclose(out);
+	}
+	rec_unmap(&r);
+	return bytes ? ret : -1;
+}
+
+TEST(pmu_and_caps)
+{
+	static const char *const caps[] = {
+		"btm", "htm", "ir_modes", "rh", "seqjump", "alljumps", "extmsb",
+		"sync_modes", "ts", "ts_width", "context", "filters",
+		"src_bits", "encoders", "funnel", "sink_size",
+	};
+	char path[128];
+	long v, harts = sysconf(_SC_NPROCESSORS_ONLN);
+
+	ASSERT_LT(0, pmu_type());
+	for (unsigned int i = 0; i < sizeof(caps) / sizeof(caps[0]); i++) {
+		snprintf(path, sizeof(path), PMU_DIR "caps/%s", caps[i]);
+		EXPECT_EQ(0, read_num(path, &v)) TH_LOG("%s", path);
+	}
+	ASSERT_EQ(0, read_num(PMU_DIR "caps/encoders", &v));
+	EXPECT_EQ(harts, v);
+	ASSERT_EQ(0, read_num(PMU_DIR "caps/src_bits", &v));
+	EXPECT_EQ(harts > 1 ? 1 : 0, v);
+	EXPECT_EQ(0, access(PMU_DIR "format/mode", R_OK));
+	EXPECT_EQ(0, access(PMU_DIR "format/syncmax", R_OK));
+}
+
+TEST(refused_configs)
+{
+	static const struct {
+		unsigned long long config;
+		int exclude_kernel, exclude_user;
+		const char *what;
+	} bad[] = {
+		{ 3, 1, 0, "mode 3 does not exist" },
+		{ 1ULL << 16, 1, 0, "unknown config bit" },
+		{ 1ULL << 63, 1, 0, "config bit 63" },
+		{ CFG_BTM | CFG_RH, 1, 0, "repeated history with BTM" },
+		{ 0, 1, 1, "neither user nor kernel" },
+	};
+	struct perf_event_attr attr;
+
+	for (unsigned int i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		memset(&attr, 0, sizeof(attr));
+		attr.size = sizeof(attr);
+		attr.type = pmu_type();
+		attr.config = bad[i].config;
+		attr.exclude_kernel = bad[i].exclude_kernel;
+		attr.exclude_user = bad[i].exclude_user;
+		attr.disabled = 1;
+		errno = 0;
+		EXPECT_EQ(-1, syscall(SYS_perf_event_open, &attr, 0, -1, -1, 0))
+			TH_LOG("%s", bad[i].what);
+		EXPECT_EQ(EINVAL, errno) TH_LOG("%s", bad[i].what);
+	}
+	memset(&attr, 0, sizeof(attr));
+	attr.size = sizeof(attr);
+	attr.type = pmu_type();
+	attr.config1 = 1;
+	attr.exclude_kernel = 1;
+	errno = 0;
+	EXPECT_EQ(-1, syscall(SYS_perf_event_open, &attr, 0, -1, -1, 0));
+	EXPECT_EQ(EINVAL, errno) TH_LOG("config1 is not used");
+	/* the sink size is checked when written */
+	EXPECT_NE(0, write_str(SINK_SIZE, "5000"));
+	EXPECT_NE(0, write_str(SINK_SIZE, "1024"));
+	EXPECT_NE(0, write_str(SINK_SIZE, "abc"));
+	EXPECT_EQ(0, write_str(SINK_SIZE, "0"));
+}
+
+/* perf core refuses kernel trace to the unprivileged; user-only is fine */
+TEST(paranoid)
+{
+	long old;
+	pid_t pid;
+	int status;
+
+	ASSERT_EQ(0, read_num("/proc/sys/kernel/perf_event_paranoid", &old));
+	ASSERT_EQ(0, write_str("/proc/sys/kernel/perf_event_paranoid", "2"));
+	pid = fork();
+	ASSERT_LE(0, pid);
+	if (!pid) {
+		int fd;
+
+		if (setgid(65534) || setuid(65534))
+			_exit(10);
+		fd = open_ntrace(0, 0, -1, 0, 0);
+		if (fd >= 0 || errno != EACCES)
+			_exit(11);
+		fd = open_ntrace(0, 0, -1, 1, 0);
+		if (fd < 0)
+			_exit(12);
+		close(fd);
+		/* nor may it trace a hart as a whole */
+		fd = open_ntrace(0, -1, 0, 1, 0);
+		if (fd >= 0)
+			_exit(13);
+		_exit(0);
+	}
+	ASSERT_EQ(pid, waitpid(pid, &status, 0));
+	write_str("/proc/sys/kernel/perf_event_paranoid",
+		  old == -1 ? "-1" : old == 0 ? "0" : old == 1 ? "1" : "2");
+	ASSERT_TRUE(WIFEXITED(status));
+	/* the child's user-only session started the sink once */
+	if (WEXITSTATUS(status) == 0 || WEXITSTATUS(status) == 13)
+		note_session("-");
+	EXPECT_EQ(0, WEXITSTATUS(status)) TH_LOG("10 setuid, 11 kernel allowed, 12 user refused, 13 cpu-wide allowed");
+}
+
+/* A second session (another process) finds the sink busy. */
+TEST(busy_sink)
+{
+	char *argv[] = { "/bin/true", NULL };
+	struct child c;
+	pid_t other;
+	int fd, status;
+
+	ASSERT_EQ(0, spawn(&c, argv));
+	fd = open_ntrace(0, c.pid, -1, 1, 0);
+	ASSERT_LE(0, fd);
+	note_session("-");
+	other = fork();
+	ASSERT_LE(0, other);
+	if (!other) {
+		int fd2 = open_ntrace(0, 0, -1, 1, 0);
+
+		_exit(fd2 < 0 && errno == EBUSY ? 0 : 1);
+	}
+	ASSERT_EQ(other, waitpid(other, &status, 0));
+	EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+	close(fd);
+	release_and_wait(&c);
+	/* and once closed, the sink is free for anyone */
+	other = fork();
+	ASSERT_LE(0, other);
+	if (!other) {
+		int fd2 = open_ntrace(0, 0, -1, 1, 0);
+
+		if (fd2 >= 0)
+			note_session("-");
+		_exit(fd2 >= 0 ? 0 : 1);
+	}
+	ASSERT_EQ(other, waitpid(other, &status, 0));
+	EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+}
+
+/* Each format attribute, user-only; the host compares with the truth. */
+TEST(record_configs)
+{
+	static const struct {
+		const char *name;
+		unsigned long long config;
+	} cfgs[] = {
+		{ "htm", 0 },
+		{ "htm-ir3-rh", CFG_HTM | CFG_IR(3) | CFG_RH },
+		{ "htm-ir1", CFG_HTM | CFG_IR(1) },
+		{ "btm", CFG_BTM },
+		{ "btm-seq-alljumps", CFG_BTM | CFG_SEQJUMP | CFG_ALLJUMPS },
+		{ "htm-ts-extmsb-sync", CFG_TS | CFG_EXTMSB | CFG_SYNC(3, 4) },
+		{ "htm-context", CFG_CONTEXT },
+	};
+
+	for (unsigned int i = 0; i < sizeof(cfgs) / sizeof(cfgs[0]); i++) {
+		EXPECT_EQ(0, record(cfgs[i].name, cfgs[i].config, 1, 0, 0,
+				    AUX_PAGES, "1", ""))
+			TH_LOG("%s", cfgs[i].name);
+	}
+}
+
+struct chunk {
+	uint64_t time, off, size;
+	int cpu;
+};
+
+static int by_time(const void *a, const void *b)
+{
+	const struct chunk *x = a, *y = b;
+
+	return (x->time > y->time) - (x->time < y->time);
+}
+
+/*
+ * One event and AUX buffer per hart, as perf record opens them: for a
+ * task with inherit (pid > 0, enabled on exec), or for the harts as a
+ * whole (pid -1, as perf record -a). A drain puts every hart's bytes
+ * into the buffer of the event that drained, so the recording is the AUX
+ * records of all the buffers in time order (the SRC field tells the
+ * harts apart). Returns the workload's exit status, or -1.
+ */
+static int record_per_cpu(struct __test_metadata *_metadata, const char *name,
+			  int per_task, char *const argv[])
+{
+	long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
+	static struct chunk chunks[8192];
+	static char bounce[65536];
+	unsigned int nchunks = 0;
+	struct rec r[8];
+	char path[256];
+	struct child c;
+	uint64_t flags = 0;
+	int ret;
+	FILE *out;
+	long cpu;
+
+	if (ncpu > 8 || spawn(&c, argv))
+		return -1;
+	for (cpu = 0; cpu < ncpu; cpu++) {
+		struct perf_event_attr attr = {
+			.size = sizeof(attr),
+			.type = pmu_type(),
+			.disabled = 1,
+			.enable_on_exec = per_task,
+			.inherit = per_task,
+			.exclude_kernel = 1,
+			.exclude_hv = 1,
+			.sample_id_all = 1,
+			.sample_type = PERF_SAMPLE_TIME,
+		};
+		int fd = syscall(SYS_perf_event_open, &attr,
+				 per_task ? c.pid : -1, cpu, -1, 0);
+
+		if (fd < 0)
+			TH_LOG("cpu %ld: %s", cpu, strerror(errno));
+		if (fd < 0)
+			return -1;
+		if (!cpu)
+			note_session(name);
+		if (rec_map(&r[cpu], fd, AUX_PAGES, 0))
+			return -1;
+	}
+	for (cpu = 0; !per_task && cpu < ncpu; cpu++)
+		if (ioctl(r[cpu].fd, PERF_EVENT_IOC_ENABLE, 0))
+			return -1;
+	ret = release_and_wait(&c);
+	for (cpu = 0; cpu < ncpu; cpu++)
+		ioctl(r[cpu].fd, PERF_EVENT_IOC_DISABLE, 0);
+
+	for (cpu = 0; cpu < ncpu; cpu++) {
+		struct perf_event_mmap_page *pg = r[cpu].pg;
+		uint64_t head = __atomic_load_n(&pg->data_head, __ATOMIC_ACQUIRE);
+		char *data = (char *)pg + pg->data_offset;
+
+		for (uint64_t tail = 0; tail < head;) {
+			struct perf_event_header h;
+			uint64_t v[4];
+
+			memcpy(&h, data + tail % pg->data_size, sizeof(h));
+			if (!h.size)
+				break;
+			if (h.type == PERF_RECORD_AUX && nchunks < 8192) {
+				/* offset, size, flags, then sample_id: time */
+				for (unsigned int i = 0; i < 4; i++)
+					memcpy(&v[i], data + (tail + sizeof(h) + 8 * i) %
+					       pg->data_size, 8);
+				chunks[nchunks++] = (struct chunk){
+					.off = v[0], .size = v[1], .time = v[3],
+					.cpu = (int)cpu };
+				flags |= v[2];
+			}
+			tail += h.size;
+		}
+	}
+	qsort(chunks, nchunks, sizeof(chunks[0]), by_time);
+	snprintf(path, sizeof(path), "%s/%s.aux", outdir(), name);
+	out = fopen(path, "w");
+	if (!out)
+		return -1;
+	for (unsigned int i = 0; i < nchunks; i++) {
+		struct rec *x = &r[chunks[i].cpu];
+		uint64_t stop = chunks[i].off + chunks[i].size;
+
+		for (uint64_t pos = chunks[i].off; pos < stop;) {
+			size_t off = pos % x->aux_len;
+			size_t n = x->aux_len - off;
+
+			if (n > stop - pos)
+				n = stop - pos;
+			if (n > sizeof(bounce))
+				n = sizeof(bounce);
+			memcpy(bounce, (char *)x->aux + off, n);
+			fwrite(bounce, 1, n, out);
+			pos += n;
+		}
+	}
+	fclose(out);
+	snprintf(path, sizeof(path), "%s/%s.info", outdir(), name);
+	out = fopen(path, "w");
+	if (out) {
+		fprintf(out, "exit %d\nrecords %u\nflags 0x%llx\n", ret,
+			nchunks, (unsigned long long)flags);
+		fclose(out);
+	}
+	for (cpu = 0; cpu < ncpu; cpu++)
+		rec_unmap(&r[cpu]);
+	return nchunks ? ret : -1;
+}
+
+/* Per CPU, as perf record -a: the workload moves between the harts. */
+TEST(record_cpuwide)
+{
+	const char *work = getenv("NTWORK");
+	char *argv[] = { (char *)(work ? work : "./ntwork"), "4", "migrate",
+			 NULL };
+
+	EXPECT_EQ(0, record_per_cpu(_metadata, "cpuwide", 0, argv));
+}
+
+/* A task and the child it forks, on two harts at once: inherit. */
+TEST(record_fork)
+{
+	const char *work = getenv("NTWORK");
+	char *argv[] = { (char *)(work ? work : "./ntwork"), "2", "fork",
+			 NULL };
+
+	EXPECT_EQ(0, record_per_cpu(_metadata, "fork", 1, argv));
+}
+
+/* Tests that take longer than the harness's default 30 s under TCG. */
+FIXTURE(slow) {};
+FIXTURE_SETUP(slow) {}
+FIXTURE_TEARDOWN(slow) {}
+
+/* Many times the sink's size through a 64 KiB sink: nothing lost. */
+TEST_F_TIMEOUT(slow, record_long, 300)
+{
+	ASSERT_EQ(0, write_str(SINK_SIZE, "65536"));
+	EXPECT_EQ(0, record("long", 0, 1, 0, 0, AUX_PAGES, "40", ""));
+	ASSERT_EQ(0, write_str(SINK_SIZE, "0"));
+}
+
+TEST(record_migrate)
+{
+	EXPECT_EQ(0, record("migrate", 0, 1, 0, 0, AUX_PAGES, "8", "migrate"));
+}
+
+
+/* Overwrite mode keeps the newest: 16 pages of a long run. */
+TEST(record_snapshot)
+{
+	EXPECT_EQ(0, record("snapshot", CFG_SYNC(3, 4), 1, 0, 1, 16, "20", ""));
+}
+
+TEST(record_kernel)
+{
+	EXPECT_EQ(0, record("kernel", 0, 0, 0, 0, AUX_PAGES, "1", ""));
+}
+
+/* Short sessions back to back: each one complete. */
+TEST_F_TIMEOUT(slow, sessions_back_to_back, 600)
+{
+	const char *work = getenv("NTWORK");
+	char *argv[] = { (char *)(work ? work : "./ntwork"), "0", NULL };
+	unsigned int i, empty = 0, partial = 0;
+
+	for (i = 0; i < 100; i++) {
+		struct child c;
+		struct rec r;
+		int fd;
+
+		ASSERT_EQ(0, spawn(&c, argv));
+		fd = open_ntrace(0, c.pid, -1, 1, 0);
+		ASSERT_LE(0, fd) TH_LOG("session %u", i);
+		note_session("b2b");
+		ASSERT_EQ(0, rec_map(&r, fd, 16, 0));
+		ASSERT_EQ(0, release_and_wait(&c));
+		rec_records(&r);
+		empty += !r.pg->aux_head;
+		if (i == 99)
+			TH_LOG("last session: %llu bytes", (unsigned long long)r.pg->aux_head);
+		partial += !!(r.flags & (PERF_AUX_FLAG_TRUNCATED |
+					 PERF_AUX_FLAG_PARTIAL));
+		rec_unmap(&r);
+	}
+	EXPECT_EQ(0, empty);
+	EXPECT_EQ(0, partial);
+}
+
+TEST_HARNESS_MAIN

@@ -29,6 +29,11 @@ CHROOT_PKGS=(
 	llvm autofdo gpg gpg-agent apt-utils
 )
 BPO_PKGS=(qemu-system-riscv)
+# dt-schema (dt-doc-validate, dt-validate) checks the trace components'
+# binding and the tree the lab gives the board (tools/qemu/ntrace-dt-test).
+# Nothing is built with it, so it stays out of the packages stamp that the
+# Debian headers build is keyed on; trixie has it only in backports.
+DT_PKGS=(dt-schema)
 # Guest userspace, unpacked rather than installed. binutils: perf report
 # runs addr2line for source lines (--branch-history) and dies of SIGPIPE
 # when it is missing.
@@ -92,6 +97,9 @@ step_packages() {
 	retry 3 "$CACHE/apt-install.log" lab_chroot apt-get install -y -q \
 		-t "$SUITE-backports" "${BPO_PKGS[@]}" "$KSRC7" ||
 		{ tail -n 30 "$CACHE/apt-install.log" >&2; die "cannot install ${BPO_PKGS[*]} $KSRC7 from $SUITE-backports"; }
+	retry 3 "$CACHE/apt-install.log" lab_chroot apt-get install -y -q \
+		-t "$SUITE-backports" "${DT_PKGS[@]}" ||
+		{ tail -n 30 "$CACHE/apt-install.log" >&2; die "cannot install ${DT_PKGS[*]} from $SUITE-backports"; }
 	local qv
 	qv=$(lab_chroot dpkg-query -W -f '${Version}' qemu-system-riscv)
 	lab_chroot dpkg --compare-versions "$qv" ge 1:11 ||

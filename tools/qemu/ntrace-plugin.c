@@ -1,13 +1,16 @@
 // SPDX-License-Identifier: GPL-2.0-only
 /*
  * Emulated N-Trace hardware for the lab board: a QEMU TCG plugin that is,
- * register for register, one trace encoder per hart and one SMEM trace RAM
- * sink of the RISC-V Trace Control Interface 1.0, producing real N-Trace
- * with libntrace's encoder model into guest memory.
+ * register for register, one trace encoder per hart, a trace funnel that
+ * merges them when there are several, and one SMEM trace RAM sink of the
+ * RISC-V Trace Control Interface 1.0, producing real N-Trace with
+ * libntrace's encoder model into guest memory.
  *
  * Plugin arguments (-plugin ntrace-plugin.so,ARG=VALUE,...):
  *   base=ADDR    physical base of the register windows: encoder of hart h
- *                at base + 0x1000 * h, the RAM sink at base + 0x10000
+ *                at base + 0x1000 * h, the RAM sink at base + 0x10000,
+ *                the funnel (only with more than one hart; its input n
+ *                is the encoder of hart n) at base + 0x18000
  *   mem=ADDR     start of the memory the sink may write (reserved, no-map)
  *   memsize=N    its size
  *   truth=PATH   ground truth: PATH.<hart> gets every instruction the
@@ -50,7 +53,8 @@ QEMU_PLUGIN_EXPORT int qemu_plugin_version = NTRACE_QEMU_PLUGIN_API_VERSION;
 #define MAX_HARTS	16
 #define WINDOW		0x1000u
 #define SINK_OFF	0x10000u
-#define REGION		0x11000u
+#define FUNNEL_OFF	0x18000u
+#define REGION		0x19000u
 /*
  * Encoder output is moved to the sink in batches of about this size, and
  * whenever the hart traps or a trace register is written: software never
@@ -92,6 +96,10 @@ QEMU_PLUGIN_EXPORT int qemu_plugin_version = NTRACE_QEMU_PLUGIN_API_VERSION;
 #define RAM_EMPTY	(1u << 3)
 #define RAM_MODE_SMEM	(1u << 4)
 #define RAM_STOP_ON_WRAP (1u << 8)
+/* trFunnelControl */
+#define FUN_ACTIVE	(1u << 0)
+#define FUN_ENABLE	(1u << 1)
+#define FUN_EMPTY	(1u << 3)
 
 /* encoder register offsets */
 enum {
@@ -106,6 +114,11 @@ enum {
 	RAM_CONTROL = 0x000, RAM_IMPL = 0x004, RAM_START_LO = 0x010,
 	RAM_START_HI = 0x014, RAM_LIMIT_LO = 0x018, RAM_LIMIT_HI = 0x01c,
 	RAM_WP_LO = 0x020, RAM_WP_HI = 0x024,
+};
+
+/* funnel register offsets */
+enum {
+	FUN_CONTROL = 0x000, FUN_IMPL = 0x004, FUN_DISINPUT = 0x008,
 };
 
 struct insn {
@@ -151,9 +164,20 @@ struct sink {
 	unsigned int nword;
 };
 
+/*
+ * With one hart the encoder feeds the sink directly; with more, all of
+ * them go through the funnel, as on real multi-hart systems.
+ */
+struct funnel {
+	bool present;
+	uint32_t ctl;		/* Active, Enable */
+	uint32_t disinput;	/* bit n: the encoder of hart n is discarded */
+};
+
 static struct hart harts[MAX_HARTS];
 static unsigned int nharts;
 static struct sink sink;
+static struct funnel funnel;
 static uint64_t base, mem_lo, mem_hi;
 static bool regs_written;
 static GByteArray *scratch;
@@ -220,6 +244,20 @@ static void publish_sink(void)
 	put_reg(b + RAM_LIMIT_LO, (uint32_t)sink.limit);
 	put_reg(b + RAM_LIMIT_HI, (uint32_t)(sink.limit >> 32));
 	publish_wp();
+}
+
+static void publish_funnel(void)
+{
+	uint64_t b = base + FUNNEL_OFF;
+	bool active = funnel.ctl & FUN_ACTIVE;
+
+	if (!funnel.present)
+		return;
+	/* nothing is ever queued in it: Empty reads 1 */
+	put_reg(b + FUN_CONTROL, funnel.ctl | FUN_EMPTY);
+	/* held in reset only Control means anything, as for the others */
+	put_reg(b + FUN_IMPL, active ? 0x00000801u : 0);
+	put_reg(b + FUN_DISINPUT, active ? funnel.disinput : 0);
 }
 
 /* ---- the RAM sink --------------------------------------------------- */
@@ -292,6 +330,15 @@ static void sink_flush(void)
 	sink_words(sink.word, 4);
 }
 
+/* Does the path from hart h's encoder to the sink let its bytes through? */
+static bool funnel_passes(unsigned int h)
+{
+	if (!funnel.present)
+		return true;
+	return (funnel.ctl & (FUN_ACTIVE | FUN_ENABLE)) ==
+	       (FUN_ACTIVE | FUN_ENABLE) && !(funnel.disinput >> h & 1);
+}
+
 static void drain(unsigned int h)
 {
 	struct hart *t = &harts[h];
@@ -303,7 +350,11 @@ static void drain(unsigned int h)
 	p = nt_encoder_output(t->enc, &len);
 	if (!len)
 		return;
-	if (!sink_bytes(p, len)) {
+	/*
+	 * A funnel that is off, or discards this input, loses the bytes
+	 * just as a sink that refuses them does.
+	 */
+	if (!funnel_passes(h) || !sink_bytes(p, len)) {
 		/* section 6.4: the encoder reports the loss, then SYNC=7 */
 		t->ctl |= TE_OVERFLOW;
 		nt_encoder_lost(t->enc);
@@ -552,6 +603,31 @@ static void write_sink(uint32_t off, uint32_t v)
 	publish_sink();
 }
 
+/* Write to a funnel register (TCI 1.0, Trace Funnel). */
+static void write_funnel(uint32_t off, uint32_t v)
+{
+	if (off == FUN_CONTROL) {
+		/* Enable goes with Active: a funnel in reset is disabled */
+		uint32_t ctl = v & FUN_ACTIVE ? v & (FUN_ACTIVE | FUN_ENABLE) : 0;
+
+		/*
+		 * Disabling flushes: what the encoders hold goes out while
+		 * the funnel still passes it.
+		 */
+		if ((funnel.ctl & FUN_ENABLE) && !(ctl & FUN_ENABLE)) {
+			for (unsigned int h = 0; h < nharts; h++)
+				drain(h);
+		}
+		funnel.ctl = ctl;
+		if (!(ctl & FUN_ACTIVE))
+			funnel.disinput = 0;
+	} else if (off == FUN_DISINPUT && (funnel.ctl & FUN_ACTIVE)) {
+		/* WARL: one bit per input, and an input per hart */
+		funnel.disinput = v & ((1u << nharts) - 1);
+	}
+	publish_funnel();
+}
+
 static bool read_reg(struct qemu_plugin_register *reg, uint64_t *v)
 {
 	g_byte_array_set_size(scratch, 0);
@@ -742,6 +818,7 @@ static void publish_once(void)
 		update_watch(h);
 	}
 	publish_sink();
+	publish_funnel();
 }
 
 /*
@@ -869,11 +946,17 @@ static void mem_cb(unsigned int vcpu, qemu_plugin_meminfo_t info,
 		drain(h);
 	val = qemu_plugin_mem_get_value(info);
 	off = pa - base;
-	if (off >= SINK_OFF)
+	if (off >= FUNNEL_OFF && off < FUNNEL_OFF + WINDOW) {
+		if (funnel.present)
+			write_funnel((uint32_t)(off - FUNNEL_OFF), val.data.u32);
+		else
+			put_reg(pa, 0);	/* one hart: no funnel there */
+	} else if (off >= SINK_OFF && off < SINK_OFF + WINDOW) {
 		write_sink((uint32_t)(off - SINK_OFF), val.data.u32);
-	else if (off / WINDOW < nharts)
+	} else if (off / WINDOW < nharts) {
 		write_encoder((unsigned int)(off / WINDOW),
 			      (uint32_t)(off % WINDOW), val.data.u32);
+	}
 	storing_hart = MAX_HARTS;
 }
 
@@ -1051,6 +1134,7 @@ QEMU_PLUGIN_EXPORT int qemu_plugin_install(qemu_plugin_id_t id,
 	nharts = (unsigned int)info->system.smp_vcpus;
 	if (nharts > MAX_HARTS)
 		nharts = MAX_HARTS;
+	funnel.present = nharts > 1;
 	for (unsigned int h = 0; truth && h < nharts; h++) {
 		char path[4096];
 

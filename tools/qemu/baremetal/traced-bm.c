@@ -1,12 +1,14 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * Bare-metal capture for the emulated N-Trace hardware: no firmware and
- * no kernel. In M-mode hart 0 programs the RAM sink, then every hart
- * programs its own encoder (TCI 1.0 programming sequence: sink first,
- * encoders enabled last), traces its own run of the workload filtered to
- * M-mode and stops its encoder; hart 0 stops the sink after all of them
- * and prints the captured bytes in hex on the UART for the host
- * (tools/qemu/ntrace-hw-test) to decode against the ground truth.
+ * no kernel. In M-mode hart 0 programs the RAM sink and, on a board with
+ * several harts, the funnel between the encoders and the sink; then every
+ * hart programs its own encoder (TCI 1.0 programming sequence: sink
+ * first, then the funnel, encoders enabled last), traces its own run of
+ * the workload filtered to M-mode and stops its encoder; hart 0 stops the
+ * funnel and the sink after all of them and prints the captured bytes in
+ * hex on the UART for the host (tools/qemu/ntrace-hw-test) to decode
+ * against the ground truth.
  *
  * Build-time configuration: NHARTS (as QEMU's -smp), TRACE_MODE (3 BTM,
  * 6 HTM) and TRACE_FEATURES (trTeInstFeatures), as in guest/ntrace_hw.c's
@@ -33,6 +35,7 @@
 #endif
 #define ENCODER(h)	(NT_BASE + 0x1000ul * (h))
 #define SINK		(NT_BASE + 0x10000ul)
+#define FUNNEL		(NT_BASE + 0x18000ul)
 #define BUFFER		NT_MEM
 #define BUFFER_SIZE	0x10000ul
 #define UART		0x10000000ul
@@ -140,6 +143,29 @@ static void sink_on(void)
 	wr(SINK + RAM_CONTROL, ACTIVE | ENABLE);
 }
 
+/*
+ * Nothing tells a bare-metal program the topology, so it looks: a board
+ * with one hart has no funnel, and its window does not read back a
+ * funnel's trFunnelImpl.
+ */
+static int funnel_on(void)
+{
+	wr(FUNNEL + FUN_CONTROL, 0);
+	wr(FUNNEL + FUN_CONTROL, ACTIVE);
+	if (COMP_TYPE(rd(FUNNEL + FUN_IMPL)) != COMP_FUNNEL)
+		return 0;
+	wr(FUNNEL + FUN_DISINPUT, 0);
+	wr(FUNNEL + FUN_CONTROL, ACTIVE | ENABLE);
+	return 1;
+}
+
+static void funnel_off(void)
+{
+	wr(FUNNEL + FUN_CONTROL, ACTIVE);
+	while ((rd(FUNNEL + FUN_CONTROL) & (ENABLE | EMPTY)) != EMPTY)
+		;
+}
+
 /* Stop the sink and print what it holds. */
 static void sink_dump(void)
 {
@@ -163,23 +189,33 @@ static void sink_dump(void)
 
 int main(unsigned int hart)
 {
+	static int funnel;
+
 	if (hart >= NHARTS)
 		return 0;
 	if (hart == 0) {
 		sink_on();
+		funnel = funnel_on();
+		/* several harts need the funnel, one must not have it */
+		if (funnel != (NHARTS > 1)) {
+			puts_uart("NTRACE-BM funnel: not as the harts need\n");
+			wr(FINISHER, 0x13333);	/* power off, status 1 */
+		}
 		__atomic_store_n(&sink_ready, 1, __ATOMIC_RELEASE);
 	}
 	while (!__atomic_load_n(&sink_ready, __ATOMIC_ACQUIRE))
 		;
 	trace_on(hart);
 	sink_value[hart] = workload();
-	/* encoders first, then the sink (TCI 5.4) */
+	/* encoders first, then the funnel, then the sink (TCI 5.4) */
 	trace_off(hart);
 	__atomic_fetch_add(&harts_done, 1, __ATOMIC_RELEASE);
 	if (hart)
 		return 0;
 	while (__atomic_load_n(&harts_done, __ATOMIC_ACQUIRE) != NHARTS)
 		;
+	if (funnel)
+		funnel_off();
 	sink_dump();
 	wr(FINISHER, 0x5555);	/* sifive_test: power off, status 0 */
 	for (;;)

@@ -1,10 +1,12 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * Test module for the lab's emulated N-Trace hardware (tools/qemu): it
- * finds the trace components in the device tree, checks their registers
- * against the RISC-V Trace Control Interface 1.0 programming sequence, and
- * drives a capture for the host-side correctness tests through procfs.
- * It stands in for the real driver until that exists.
+ * finds the trace components in the device tree (all compatible
+ * "riscv,trace-component"; the type comes from tr??Impl, the funnel input
+ * an encoder feeds from the of_graph), checks their registers against the
+ * RISC-V Trace Control Interface 1.0 programming sequence, and drives a
+ * capture for the host-side correctness tests through procfs. It stands
+ * in for the real driver until that exists.
  *
  * /proc/ntrace_hw/: selftest (read: TAP), config (write), start, stop
  * (write 1), trace (read: the captured bytes, oldest first), status.
@@ -15,6 +17,7 @@
 #include <linux/module.h>
 #include <linux/of.h>
 #include <linux/of_address.h>
+#include <linux/of_graph.h>
 #include <linux/proc_fs.h>
 #include <linux/seq_file.h>
 #include <linux/slab.h>
@@ -25,7 +28,10 @@
 #define MAX_ENC		16
 
 static void __iomem *enc[MAX_ENC];
+static int enc_cpu[MAX_ENC];		/* the logical CPU it traces */
+static u32 enc_input[MAX_ENC];		/* its funnel input, if any */
 static unsigned int nenc;
+static void __iomem *funnel;		/* only on multi-hart boards */
 static void __iomem *sink;
 static void __iomem *buf;
 static phys_addr_t buf_pa;
@@ -36,9 +42,37 @@ static struct proc_dir_entry *dir;
 static u32 cfg_mode = 6, cfg_features, cfg_ctl_extra;
 static u32 cfg_filter_priv = 1;	/* bitmap of privileges traced: U */
 static u32 cfg_size, cfg_stop_on_wrap, cfg_ts;
+static u32 cfg_discard;		/* encoders whose funnel input is disabled */
 static u64 last_wp;
 static bool last_wrap;
-static u32 last_ctl[MAX_ENC], last_ram_ctl;	/* as found by stop */
+/* as found by stop */
+static u32 last_ctl[MAX_ENC], last_ram_ctl, last_fun_ctl, last_fun_dis;
+
+/* The sink from Start to Start + size - 4, empty and enabled (TCI 5.2). */
+static void sink_start(size_t size, bool stop_on_wrap)
+{
+	writel(0, sink + RAM_CONTROL);
+	writel(ACTIVE, sink + RAM_CONTROL);
+	writel(upper_32_bits(buf_pa), sink + RAM_START_HI);
+	writel(lower_32_bits(buf_pa), sink + RAM_START_LO);
+	writel(upper_32_bits(buf_pa + size - 4), sink + RAM_LIMIT_HI);
+	writel(lower_32_bits(buf_pa + size - 4), sink + RAM_LIMIT_LO);
+	writel(upper_32_bits(buf_pa), sink + RAM_WP_HI);
+	writel(lower_32_bits(buf_pa), sink + RAM_WP_LO);
+	writel(ACTIVE | ENABLE | (stop_on_wrap ? RAM_STOPWRAP : 0),
+	       sink + RAM_CONTROL);
+}
+
+/* The funnel, if there is one, enabled with the inputs in dis discarded. */
+static void funnel_start(u32 dis)
+{
+	if (!funnel)
+		return;
+	writel(0, funnel + FUN_CONTROL);
+	writel(ACTIVE, funnel + FUN_CONTROL);
+	writel(dis, funnel + FUN_DISINPUT);
+	writel(ACTIVE | ENABLE, funnel + FUN_CONTROL);
+}
 
 /* ---- register semantics (TCI 1.0 chapter 4, programming sequence) ---- */
 
@@ -158,6 +192,96 @@ static void selftest_sink(struct tap *t)
 	      "sink disable: Enable=0, Empty=1", readl(sink + RAM_CONTROL));
 }
 
+/*
+ * What this CPU's encoder traces of this very code (S-mode) reaches the
+ * sink through the enabled funnel, goes out when the funnel is disabled,
+ * and is lost behind the disabled funnel. The CPU must not change in
+ * between, hence no sleeping poll().
+ */
+static void selftest_funnel_flush(struct tap *t)
+{
+	u32 ctl = ACTIVE | (6 << 4) | (1 << 24), fun, wp, wp2, v;
+	int cpu = get_cpu();
+	void __iomem *b;
+	unsigned int i;
+
+	for (i = 0; i < nenc && enc_cpu[i] != cpu; i++)
+		;
+	if (i == nenc) {
+		put_cpu();
+		check(t, false, "an encoder traces this CPU", cpu);
+		return;
+	}
+	b = enc[i];
+	sink_start(buf_size, false);
+	funnel_start(0);
+	writel(0, b + TE_CONTROL);
+	writel(ACTIVE, b + TE_CONTROL);
+	writel(0, b + TE_FEATURES);
+	writel(1, b + TE_FILTERS);
+	writel(BIT(0) | BIT(1), b + TE_F0_CONTROL);
+	writel(BIT(1), b + TE_F0_MATCHINST);	/* S-mode */
+	writel(0, b + TS_CONTROL);
+	writel(ctl, b + TE_CONTROL);
+	writel(ctl | ENABLE, b + TE_CONTROL);
+	writel(ctl | ENABLE | TRACING, b + TE_CONTROL);
+	writel(ACTIVE, funnel + FUN_CONTROL);
+	fun = readl(funnel + FUN_CONTROL);
+	wp = readl(sink + RAM_WP_LO);
+	/* the encoder's last message on disabling finds the funnel off */
+	writel(ctl, b + TE_CONTROL);
+	v = readl(b + TE_CONTROL);
+	wp2 = readl(sink + RAM_WP_LO);
+	put_cpu();
+	check(t, (fun & (ENABLE | EMPTY)) == EMPTY &&
+	      wp != lower_32_bits(buf_pa),
+	      "funnel disable flushes: Enable=0, Empty=1, the trace is in the sink",
+	      fun);
+	check(t, (v & OVERFLOW) && wp2 == wp,
+	      "trace behind a disabled funnel is lost: StallOrOverflow=1, WP unchanged",
+	      v);
+	writel(ACTIVE, sink + RAM_CONTROL);
+	writel(0, b + TE_CONTROL);
+	writel(ACTIVE, b + TE_CONTROL);
+}
+
+static void selftest_funnel(struct tap *t)
+{
+	u32 v;
+
+	writel(0, funnel + FUN_CONTROL);
+	check(t, poll(funnel + FUN_CONTROL, ACTIVE, 0), "funnel held in reset",
+	      readl(funnel + FUN_CONTROL));
+	writel(ACTIVE, funnel + FUN_CONTROL);
+	check(t, poll(funnel + FUN_CONTROL, ACTIVE, ACTIVE), "funnel active",
+	      readl(funnel + FUN_CONTROL));
+	v = readl(funnel + FUN_IMPL);
+	check(t, (v & 0xff) == 1 && COMP_TYPE(v) == COMP_FUNNEL,
+	      "trFunnelImpl: version 1.0, funnel", v);
+	v = readl(funnel + FUN_CONTROL);
+	check(t, (v & EMPTY) && !(v & ENABLE),
+	      "funnel Empty=1, Enable=0 after reset", v);
+	/* WARL: which inputs can be disabled, one per encoder here */
+	writel(0xffff, funnel + FUN_DISINPUT);
+	v = readl(funnel + FUN_DISINPUT);
+	check(t, v == GENMASK(nenc - 1, 0),
+	      "trFunnelDisInput: 0xffff reads back one bit per encoder", v);
+	writel(0, funnel + FUN_CONTROL);
+	writel(ACTIVE, funnel + FUN_CONTROL);
+	v = readl(funnel + FUN_DISINPUT);
+	check(t, v == 0, "funnel reset clears trFunnelDisInput", v);
+	writel(ACTIVE | ENABLE, funnel + FUN_CONTROL);
+	v = readl(funnel + FUN_CONTROL);
+	check(t, (v & (ACTIVE | ENABLE | EMPTY)) == (ACTIVE | ENABLE | EMPTY),
+	      "funnel enabled: Active=1, Enable=1, Empty=1", v);
+	writel(ENABLE, funnel + FUN_CONTROL);
+	v = readl(funnel + FUN_CONTROL);
+	check(t, !(v & (ACTIVE | ENABLE)), "Enable=1 with Active=0 reads 0",
+	      v);
+	selftest_funnel_flush(t);
+	writel(0, funnel + FUN_CONTROL);
+}
+
 static int selftest_show(struct seq_file *m, void *unused)
 {
 	struct tap t = { .m = m };
@@ -166,9 +290,14 @@ static int selftest_show(struct seq_file *m, void *unused)
 	check(&t, nenc > 0 && sink && buf, "trace components in the DT", nenc);
 	if (!sink || !buf)
 		return 0;
+	/* one hart feeds the sink directly, several through the funnel */
+	check(&t, !funnel == (nenc == 1),
+	      "a funnel if and only if there are several encoders", nenc);
 	for (i = 0; i < nenc; i++)
 		selftest_encoder(&t, i);
 	selftest_sink(&t);
+	if (funnel)
+		selftest_funnel(&t);
 	seq_printf(m, "1..%d\n", t.n);
 	return 0;
 }
@@ -195,11 +324,20 @@ static void stop_all(void)
 	for (i = 0; i < nenc; i++)
 		last_ctl[i] = readl(enc[i] + TE_CONTROL);
 	last_ram_ctl = readl(sink + RAM_CONTROL);
-	/* encoders first, then the sink (TCI 5.4) */
+	if (funnel) {
+		last_fun_ctl = readl(funnel + FUN_CONTROL);
+		last_fun_dis = readl(funnel + FUN_DISINPUT);
+	}
+	/* encoders first, then the funnel, then the sink (TCI 5.4) */
 	for (i = 0; i < nenc; i++) {
 		writel(readl(enc[i] + TE_CONTROL) & ~(ENABLE | TRACING),
 		       enc[i] + TE_CONTROL);
 		poll(enc[i] + TE_CONTROL, EMPTY, EMPTY);
+	}
+	if (funnel) {
+		writel(readl(funnel + FUN_CONTROL) & ~ENABLE,
+		       funnel + FUN_CONTROL);
+		poll(funnel + FUN_CONTROL, ENABLE | EMPTY, EMPTY);
 	}
 	writel(readl(sink + RAM_CONTROL) & ~ENABLE, sink + RAM_CONTROL);
 	poll(sink + RAM_CONTROL, EMPTY, EMPTY);
@@ -212,17 +350,14 @@ static void start_all(void)
 {
 	size_t size = cfg_size && cfg_size <= buf_size ? cfg_size : buf_size;
 	unsigned int i;
+	u32 dis = 0;
 
-	writel(0, sink + RAM_CONTROL);
-	writel(ACTIVE, sink + RAM_CONTROL);
-	writel(upper_32_bits(buf_pa), sink + RAM_START_HI);
-	writel(lower_32_bits(buf_pa), sink + RAM_START_LO);
-	writel(upper_32_bits(buf_pa + size - 4), sink + RAM_LIMIT_HI);
-	writel(lower_32_bits(buf_pa + size - 4), sink + RAM_LIMIT_LO);
-	writel(upper_32_bits(buf_pa), sink + RAM_WP_HI);
-	writel(lower_32_bits(buf_pa), sink + RAM_WP_LO);
-	writel(ACTIVE | ENABLE | (cfg_stop_on_wrap ? RAM_STOPWRAP : 0),
-	       sink + RAM_CONTROL);
+	/* sink, funnel, encoders (TCI 5.3) */
+	sink_start(size, cfg_stop_on_wrap);
+	for (i = 0; i < nenc; i++)
+		if (cfg_discard & BIT(i))
+			dis |= BIT(enc_input[i]);
+	funnel_start(dis);
 	for (i = 0; i < nenc; i++) {
 		void __iomem *b = enc[i];
 		u32 f = cfg_features;
@@ -266,7 +401,11 @@ static const struct proc_ops action_ops = {
 	.proc_write = action_write,
 };
 
-/* "mode=6 features=0x108 ctl=0x30000 priv=1 size=4096 stopwrap=1 ts=1" */
+/*
+ * "mode=6 features=0x108 ctl=0x30000 priv=1 size=4096 stopwrap=1 ts=1
+ * discard=2" (discard: the encoders, by index, whose funnel input is
+ * disabled)
+ */
 static ssize_t config_write(struct file *f, const char __user *u, size_t n,
 			    loff_t *off)
 {
@@ -287,6 +426,7 @@ static ssize_t config_write(struct file *f, const char __user *u, size_t n,
 	cfg_size = 0;
 	cfg_stop_on_wrap = 0;
 	cfg_ts = 0;
+	cfg_discard = 0;
 	while ((tok = strsep(&p, " ")) != NULL) {
 		char *val = strchr(tok, '=');
 
@@ -309,6 +449,9 @@ static ssize_t config_write(struct file *f, const char __user *u, size_t n,
 			cfg_stop_on_wrap = v;
 		else if (!strcmp(tok, "ts") && v <= 1)
 			cfg_ts = v;
+		else if (!strcmp(tok, "discard") && funnel &&
+			 v < BIT(nenc))
+			cfg_discard = v;
 		else
 			return -EINVAL;
 	}
@@ -358,8 +501,11 @@ static int status_show(struct seq_file *m, void *unused)
 	seq_printf(m, "wp 0x%llx wrap %d sink-before-stop 0x%08x\n", last_wp,
 		   last_wrap, last_ram_ctl);
 	for (i = 0; i < nenc; i++)
-		seq_printf(m, "encoder %u control-before-stop 0x%08x\n", i,
-			   last_ctl[i]);
+		seq_printf(m, "encoder %u control-before-stop 0x%08x input %u\n",
+			   i, last_ctl[i], enc_input[i]);
+	if (funnel)
+		seq_printf(m, "funnel control-before-stop 0x%08x disinput 0x%x\n",
+			   last_fun_ctl, last_fun_dis);
 	return 0;
 }
 
@@ -376,6 +522,40 @@ static const struct proc_ops status_ops = {
 };
 
 /* ---- set-up ------------------------------------------------------------ */
+
+/* The logical CPU an encoder node's "cpus" names. */
+static int encoder_cpu(struct device_node *np)
+{
+	struct device_node *cpu = of_parse_phandle(np, "cpus", 0);
+	int id = cpu ? of_cpu_node_to_id(cpu) : -ENODEV;
+
+	of_node_put(cpu);
+	return id;
+}
+
+/*
+ * The funnel input an encoder feeds: the reg of the port its out-port's
+ * endpoint leads to (0 when it leads to a sink's only port). The of_graph
+ * helpers look for "ports" or "port" right under the node they are given,
+ * so they get the out-ports node, as CoreSight's do.
+ */
+static u32 encoder_input(struct device_node *np)
+{
+	struct device_node *out, *ep = NULL, *port = NULL;
+	u32 n = 0;
+
+	out = of_get_child_by_name(np, "out-ports");
+	if (out)
+		ep = of_graph_get_next_endpoint(out, NULL);
+	if (ep)
+		port = of_graph_get_remote_port(ep);
+	if (port && of_property_read_u32(port, "reg", &n))
+		n = 0;
+	of_node_put(port);
+	of_node_put(ep);
+	of_node_put(out);
+	return n;
+}
 
 static int __init ntrace_hw_init(void)
 {
@@ -394,9 +574,13 @@ static int __init ntrace_hw_init(void)
 		/* activate to read the component type */
 		writel(ACTIVE, regs);
 		impl = readl(regs + 4);
-		if (((impl >> 8) & 0xf) == 1 && nenc < MAX_ENC) {
+		if (COMP_TYPE(impl) == COMP_ENCODER && nenc < MAX_ENC) {
+			enc_cpu[nenc] = encoder_cpu(np);
+			enc_input[nenc] = encoder_input(np);
 			enc[nenc++] = regs;
-		} else if (((impl >> 8) & 0xf) == 9 && !sink) {
+		} else if (COMP_TYPE(impl) == COMP_FUNNEL && !funnel) {
+			funnel = regs;
+		} else if (COMP_TYPE(impl) == COMP_RAM_SINK && !sink) {
 			struct device_node *mem;
 
 			sink = regs;
@@ -411,8 +595,9 @@ static int __init ntrace_hw_init(void)
 			iounmap(regs);
 		}
 	}
-	if (!nenc || !sink || !buf)
-		pr_warn("ntrace_hw: %u encoders, sink %s, buffer %s\n", nenc,
+	if (!nenc || !sink || !buf || (nenc > 1 && !funnel))
+		pr_warn("ntrace_hw: %u encoders, funnel %s, sink %s, buffer %s\n",
+			nenc, funnel ? "found" : "missing",
 			sink ? "found" : "missing", buf ? "mapped" : "missing");
 	dir = proc_mkdir("ntrace_hw", NULL);
 	if (!dir)
@@ -433,6 +618,8 @@ static void __exit ntrace_hw_exit(void)
 	proc_remove(dir);
 	for (i = 0; i < nenc; i++)
 		iounmap(enc[i]);
+	if (funnel)
+		iounmap(funnel);
 	if (sink)
 		iounmap(sink);
 	if (buf)

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
- * RISC-V Trace Control Interface 1.0, chapter 4: the register offsets
+ * RISC-V Trace Control Interface 1.0: the register offsets
  * (within a component's window) and control bits that the lab's trace
  * tests program, for the test module (guest/ntrace_hw.c) and the
  * bare-metal program (baremetal/traced-bm.c) alike. Plain C: it is built
@@ -28,7 +28,18 @@
 #define RAM_WP_LO	0x020
 #define RAM_WP_HI	0x024
 
-/* trTeControl and trRamControl */
+/* trace funnel */
+#define FUN_CONTROL	0x000
+#define FUN_IMPL	0x004
+#define FUN_DISINPUT	0x008
+
+/* tr??Impl.CompType, bits 11:8 */
+#define COMP_TYPE(impl)	(((impl) >> 8) & 0xf)
+#define COMP_ENCODER	0x1
+#define COMP_FUNNEL	0x8
+#define COMP_RAM_SINK	0x9
+
+/* trTeControl, trRamControl and trFunnelControl */
 #define ACTIVE		(1u << 0)
 #define ENABLE		(1u << 1)
 #define TRACING		(1u << 2)

@@ -118,6 +118,8 @@ if [[ -x tools/lab/lab-test && -z ${NTRACE_SKIP_LAB:-} ]]; then
 	SHOW_TAP=1 run_tap lab tools/lab/lab-test
 	# the lab's package step against a mirror that serves a bad index
 	run_tap lab-mirror tools/lab/mirror-test
+	# the trace components' DT binding and the board's tree, dt-schema
+	run_tap "ntrace-dt" tools/qemu/ntrace-dt-test
 	# the emulated N-Trace hardware on that board (needs the lab built)
 	run_tap "ntrace-hw" tools/qemu/ntrace-hw-test build
 	# CTR branch stacks through perf into llvm-profgen and create_gcov,

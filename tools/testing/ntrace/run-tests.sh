@@ -122,6 +122,9 @@ if [[ -x tools/lab/lab-test && -z ${NTRACE_SKIP_LAB:-} ]]; then
 	run_tap "ntrace-dt" tools/qemu/ntrace-dt-test
 	# the emulated N-Trace hardware on that board (needs the lab built)
 	run_tap "ntrace-hw" tools/qemu/ntrace-hw-test build
+	# the N-Trace driver and its perf PMU on that hardware, recordings
+	# decoded against the ground truth
+	run_tap "ntrace-pmu" selftests/ntrace/pmu-test build
 	# CTR branch stacks through perf into llvm-profgen and create_gcov,
 	# on each kernel the lab built
 	for k in $(bash -c '. tools/lab/lib.sh && lab_kernels' 2>/dev/null |

@@ -75,6 +75,8 @@ static struct {
 static struct {
 	u64 drains, rewinds, bytes, drain_ns;
 	u64 sink_full, overflows, dropped;
+	u64 max_fill;		/* most bytes the sink held at a drain */
+	u64 max_period_ns;	/* longest drain timer period */
 } stats;
 
 static struct pmu ntrace_pmu;
@@ -224,6 +226,8 @@ static void ntrace_drain(struct perf_event *event)
 		 !sess.running;
 	lost = encoders_overflowed() || full || sess.loss_pending;
 	stats.sink_full += full;
+	stats.max_fill = max(stats.max_fill, full || wrapped ? (u64)sess.size :
+			     wp - start);
 	if (rewind) {
 		pause_encoders();
 		if (!full)
@@ -284,18 +288,21 @@ static enum hrtimer_restart ntrace_timer_fn(struct hrtimer *t)
 	}
 	ntrace_drain(nc->event);
 	/*
-	 * Drain again when the sink would be a quarter full at the rate it
-	 * filled since it was last rewound (by any hart). The period may
-	 * shrink at once but only double per tick: a quiet phase must not
-	 * leave a burst undrained.
+	 * Drain again when the sink would be an eighth full at the rate it
+	 * filled since it was last rewound (by any hart): it is rewound at a
+	 * quarter, so the rate may grow sixfold between ticks before any
+	 * trace is lost.
+	 * The period may shrink at once but only grow by half per tick: a
+	 * quiet phase must not leave a burst undrained.
 	 */
 	if (used && since) {
-		u64 p = div64_u64((u64)(sess.size / 4) * since, used);
+		u64 p = div64_u64((u64)(sess.size / 8) * since, used);
 
-		p = min(p, 2 * sess.period_ns);
+		p = min(p, sess.period_ns + sess.period_ns / 2);
 		sess.period_ns = clamp_t(u64, p, PERIOD_MIN_NS, PERIOD_MAX_NS);
 	}
 	period = sess.period_ns;
+	stats.max_period_ns = max(stats.max_period_ns, period);
 	raw_spin_unlock_irqrestore(&ntrace_lock, flags);
 	hrtimer_forward_now(t, ns_to_ktime(period));
 	return HRTIMER_RESTART;
@@ -439,17 +446,6 @@ static int ntrace_event_init(struct perf_event *event)
 		sess.size = size & ~(size_t)3;
 		sess.running = 0;
 		sess.loss_pending = false;
-		ret = ntrace_path_enable(ntrace_dev.sink, sess.size);
-		sess.path_on = !ret;
-		sess.rp = ntrace_dev.sink->mem;
-		sess.rewound_ns = ktime_get_ns();
-		/* the rate is not known yet: start fast, the timer adapts */
-		sess.period_ns = PERIOD_MIN_NS;
-		if (ret) {
-			sess.owner = 0;
-			raw_spin_unlock_irqrestore(&ntrace_lock, flags);
-			return ret;
-		}
 	}
 	sess.events++;
 	raw_spin_unlock_irqrestore(&ntrace_lock, flags);
@@ -472,6 +468,19 @@ static void ntrace_event_start(struct perf_event *event, int flags)
 		return;
 	control = event_control(event, &htm);
 	raw_spin_lock_irqsave(&ntrace_lock, irqflags);
+	/*
+	 * The session's first start sets the sink up: an open that perf
+	 * refuses after event_init (a per-CPU event without the right
+	 * paranoia, say) never touches the hardware.
+	 */
+	if (!sess.path_on) {
+		ret = ntrace_path_enable(ntrace_dev.sink, sess.size);
+		sess.path_on = !ret;
+		sess.rp = ntrace_dev.sink->mem;
+		sess.rewound_ns = ktime_get_ns();
+		/* the rate is not known yet: start fast, the timer adapts */
+		sess.period_ns = PERIOD_MIN_NS;
+	}
 	ret = sess.path_on ?
 	      ntrace_encoder_start(te, control, event_features(event, cpu),
 				   event_priv(event),
@@ -693,7 +702,7 @@ static const struct attribute_group ntrace_caps_group = {
 
 enum stat_id {
 	STAT_DRAINS, STAT_REWINDS, STAT_BYTES, STAT_DRAIN_NS, STAT_SINK_FULL,
-	STAT_OVERFLOWS, STAT_DROPPED,
+	STAT_OVERFLOWS, STAT_DROPPED, STAT_MAX_FILL, STAT_MAX_PERIOD_NS,
 };
 
 struct stat_attr {
@@ -711,6 +720,8 @@ static ssize_t stat_show(struct device *dev, struct device_attribute *attr,
 		[STAT_SINK_FULL] = &stats.sink_full,
 		[STAT_OVERFLOWS] = &stats.overflows,
 		[STAT_DROPPED] = &stats.dropped,
+		[STAT_MAX_FILL] = &stats.max_fill,
+		[STAT_MAX_PERIOD_NS] = &stats.max_period_ns,
 	};
 	unsigned long flags;
 	u64 val;
@@ -734,12 +745,15 @@ STAT(drain_ns, STAT_DRAIN_NS);
 STAT(sink_full, STAT_SINK_FULL);
 STAT(overflows, STAT_OVERFLOWS);
 STAT(dropped, STAT_DROPPED);
+STAT(max_fill, STAT_MAX_FILL);
+STAT(max_period_ns, STAT_MAX_PERIOD_NS);
 
 static struct attribute *ntrace_stats_attrs[] = {
 	&stat_drains.attr.attr, &stat_rewinds.attr.attr,
 	&stat_bytes.attr.attr, &stat_drain_ns.attr.attr,
 	&stat_sink_full.attr.attr, &stat_overflows.attr.attr,
-	&stat_dropped.attr.attr, NULL,
+	&stat_dropped.attr.attr, &stat_max_fill.attr.attr,
+	&stat_max_period_ns.attr.attr, NULL,
 };
 
 static const struct attribute_group ntrace_stats_group = {

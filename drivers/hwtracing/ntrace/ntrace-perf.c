@@ -53,6 +53,7 @@ struct ntrace_aux {
 struct ntrace_cpu {
 	struct perf_event *event;	/* running here */
 	struct hrtimer timer;
+	u64 started_ns;
 };
 
 static DEFINE_PER_CPU(struct ntrace_cpu, ntrace_cpu);
@@ -75,6 +76,7 @@ static struct {
 static struct {
 	u64 drains, rewinds, bytes, drain_ns;
 	u64 sink_full, overflows, dropped;
+	u64 trace_ns;		/* encoders enabled, summed over harts */
 	u64 max_fill;		/* most bytes the sink held at a drain */
 	u64 max_period_ns;	/* longest drain timer period */
 } stats;
@@ -487,6 +489,7 @@ static void ntrace_event_start(struct perf_event *event, int flags)
 				   event->attr.config & CFG_TS) : -EIO;
 	if (!ret)
 		sess.running++;
+	nc->started_ns = ktime_get_ns();
 	raw_spin_unlock_irqrestore(&ntrace_lock, irqflags);
 	if (ret) {
 		event->hw.state = PERF_HES_STOPPED;
@@ -512,6 +515,7 @@ static void ntrace_event_stop(struct perf_event *event, int flags)
 		ntrace_encoder_stop(te);
 		sess.running--;
 	}
+	stats.trace_ns += ktime_get_ns() - nc->started_ns;
 	ntrace_drain(event);
 	raw_spin_unlock_irqrestore(&ntrace_lock, irqflags);
 	event->hw.state = PERF_HES_STOPPED | PERF_HES_UPTODATE;
@@ -702,7 +706,8 @@ static const struct attribute_group ntrace_caps_group = {
 
 enum stat_id {
 	STAT_DRAINS, STAT_REWINDS, STAT_BYTES, STAT_DRAIN_NS, STAT_SINK_FULL,
-	STAT_OVERFLOWS, STAT_DROPPED, STAT_MAX_FILL, STAT_MAX_PERIOD_NS,
+	STAT_OVERFLOWS, STAT_DROPPED, STAT_TRACE_NS, STAT_MAX_FILL,
+	STAT_MAX_PERIOD_NS,
 };
 
 struct stat_attr {
@@ -720,6 +725,7 @@ static ssize_t stat_show(struct device *dev, struct device_attribute *attr,
 		[STAT_SINK_FULL] = &stats.sink_full,
 		[STAT_OVERFLOWS] = &stats.overflows,
 		[STAT_DROPPED] = &stats.dropped,
+		[STAT_TRACE_NS] = &stats.trace_ns,
 		[STAT_MAX_FILL] = &stats.max_fill,
 		[STAT_MAX_PERIOD_NS] = &stats.max_period_ns,
 	};
@@ -745,6 +751,7 @@ STAT(drain_ns, STAT_DRAIN_NS);
 STAT(sink_full, STAT_SINK_FULL);
 STAT(overflows, STAT_OVERFLOWS);
 STAT(dropped, STAT_DROPPED);
+STAT(trace_ns, STAT_TRACE_NS);
 STAT(max_fill, STAT_MAX_FILL);
 STAT(max_period_ns, STAT_MAX_PERIOD_NS);
 
@@ -752,7 +759,8 @@ static struct attribute *ntrace_stats_attrs[] = {
 	&stat_drains.attr.attr, &stat_rewinds.attr.attr,
 	&stat_bytes.attr.attr, &stat_drain_ns.attr.attr,
 	&stat_sink_full.attr.attr, &stat_overflows.attr.attr,
-	&stat_dropped.attr.attr, &stat_max_fill.attr.attr,
+	&stat_dropped.attr.attr, &stat_trace_ns.attr.attr,
+	&stat_max_fill.attr.attr,
 	&stat_max_period_ns.attr.attr, NULL,
 };
 

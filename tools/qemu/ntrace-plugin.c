@@ -13,6 +13,9 @@
  *                is the encoder of hart n) at base + 0x18000
  *   mem=ADDR     start of the memory the sink may write (reserved, no-map)
  *   memsize=N    its size
+ *   ram=ADDR     optional: system memory the sink may write too (SMEM at
+ *   ramsize=N    any address, as "SMEM generic" sinks allow), so that a
+ *                driver can point it at its own buffers
  *   truth=PATH   ground truth: PATH.<hart> gets every instruction the
  *                encoder saw retire (and every reported faulting one)
  *
@@ -178,7 +181,7 @@ static struct hart harts[MAX_HARTS];
 static unsigned int nharts;
 static struct sink sink;
 static struct funnel funnel;
-static uint64_t base, mem_lo, mem_hi;
+static uint64_t base, mem_lo, mem_hi, ram_lo, ram_hi;
 static bool regs_written;
 static GByteArray *scratch;
 /* per hart: nonzero while its blocks must call tb_exec */
@@ -593,11 +596,19 @@ static void write_sink(uint32_t off, uint32_t v)
 
 		*r = (*r & 0xffffffffull) | hi;
 	}
-	/* WARL: the buffer stays inside the memory reserved for trace */
-	if (sink.start < mem_lo || sink.start >= mem_hi)
-		sink.start = mem_lo;
-	if (sink.limit < sink.start || sink.limit > mem_hi - 4)
-		sink.limit = mem_hi - 4;
+	/*
+	 * WARL: the buffer stays inside the memory reserved for trace, or
+	 * inside system memory when the sink may write there
+	 */
+	if (ram_hi && sink.start >= ram_lo && sink.start < ram_hi) {
+		if (sink.limit < sink.start || sink.limit > ram_hi - 4)
+			sink.limit = ram_hi - 4;
+	} else {
+		if (sink.start < mem_lo || sink.start >= mem_hi)
+			sink.start = mem_lo;
+		if (sink.limit < sink.start || sink.limit > mem_hi - 4)
+			sink.limit = mem_hi - 4;
+	}
 	if (sink.wp < sink.start || sink.wp > sink.limit)
 		sink.wp = sink.start;
 	publish_sink();
@@ -1101,7 +1112,7 @@ QEMU_PLUGIN_EXPORT int qemu_plugin_install(qemu_plugin_id_t id,
 					   int argc, char **argv)
 {
 	const char *truth = NULL;
-	uint64_t size = 0;
+	uint64_t size = 0, ramsize = 0;
 
 	if (!info->system_emulation || strcmp(info->target_name, "riscv64")) {
 		fprintf(stderr, "ntrace-plugin: needs qemu-system-riscv64\n");
@@ -1117,6 +1128,10 @@ QEMU_PLUGIN_EXPORT int qemu_plugin_install(qemu_plugin_id_t id,
 			ok = parse_u64(a + 4, &mem_lo);
 		else if (!strncmp(a, "memsize=", 8))
 			ok = parse_u64(a + 8, &size);
+		else if (!strncmp(a, "ram=", 4))
+			ok = parse_u64(a + 4, &ram_lo);
+		else if (!strncmp(a, "ramsize=", 8))
+			ok = parse_u64(a + 8, &ramsize);
 		else if (!strncmp(a, "truth=", 6))
 			truth = a + 6;
 		else
@@ -1131,6 +1146,8 @@ QEMU_PLUGIN_EXPORT int qemu_plugin_install(qemu_plugin_id_t id,
 		return -1;
 	}
 	mem_hi = mem_lo + size;
+	if (ramsize)
+		ram_hi = ram_lo + ramsize;
 	nharts = (unsigned int)info->system.smp_vcpus;
 	if (nharts > MAX_HARTS)
 		nharts = MAX_HARTS;

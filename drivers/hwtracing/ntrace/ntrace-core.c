@@ -463,6 +463,33 @@ void ntrace_sink_rewind(struct ntrace_sink *sink)
 	       sink->base + TR_CONTROL);
 }
 
+/**
+ * ntrace_sink_window() - point a disabled sink at other memory, enable it
+ * @sink: the sink, flushed
+ * @start: physical address of the first byte, word aligned
+ * @len: bytes, a multiple of 4
+ *
+ * For sinks that write system memory at any address ("SMEM generic",
+ * TCI 1.0 section 5.2): the driver points them straight at AUX pages.
+ *
+ * Return: 0, or -EOPNOTSUPP when the sink does not take the window (it
+ * is left disabled).
+ */
+int ntrace_sink_window(struct ntrace_sink *sink, u64 start, size_t len)
+{
+	u64 limit = start + len - 4;
+
+	sink_set(sink, RAM_START_LO, RAM_START_HI, start);
+	sink_set(sink, RAM_LIMIT_LO, RAM_LIMIT_HI, limit);
+	sink_set(sink, RAM_WP_LO, RAM_WP_HI, start);
+	if (sink_get(sink, RAM_START_LO, RAM_START_HI) != start ||
+	    sink_get(sink, RAM_LIMIT_LO, RAM_LIMIT_HI) != limit)
+		return -EOPNOTSUPP;
+	writel(TR_ACTIVE | TR_ENABLE | RAM_MODE_SMEM | RAM_STOP_ON_WRAP,
+	       sink->base + TR_CONTROL);
+	return 0;
+}
+
 /* ---- topology ------------------------------------------------------- */
 
 /*

@@ -54,6 +54,7 @@ struct ntrace_cpu {
 	struct perf_event *event;	/* running here */
 	struct hrtimer timer;
 	u64 started_ns;
+	u64 last_tick_ns;	/* 0: no tick since the event started */
 };
 
 static DEFINE_PER_CPU(struct ntrace_cpu, ntrace_cpu);
@@ -70,6 +71,15 @@ static struct {
 	u64 rewound_ns;		/* when the sink last started at its start */
 	bool loss_pending;	/* bytes dropped with no AUX record to say so */
 	u64 period_ns;		/* of the drain timers */
+	/*
+	 * Direct mode: the sink writes into the AUX pages of the session's
+	 * only event, the window [win, win + win_len) at the handle's head,
+	 * the handle held while it does.
+	 */
+	bool direct;
+	struct perf_output_handle dh;
+	u64 win;
+	size_t win_len;
 } sess;
 
 /* Since the module loaded, for the stats directory. */
@@ -77,8 +87,10 @@ static struct {
 	u64 drains, rewinds, bytes, drain_ns;
 	u64 sink_full, overflows, dropped;
 	u64 trace_ns;		/* encoders enabled, summed over harts */
+	u64 direct_bytes;	/* written by the sink into AUX pages */
 	u64 max_fill;		/* most bytes the sink held at a drain */
 	u64 max_period_ns;	/* longest drain timer period */
+	u64 max_gap_ns;		/* longest time between two timer drains */
 } stats;
 
 static struct pmu ntrace_pmu;
@@ -109,6 +121,11 @@ static const struct kernel_param_ops sink_size_ops = {
 module_param_cb(sink_size, &sink_size_ops, &sink_size, 0644);
 MODULE_PARM_DESC(sink_size,
 		 "Bytes of the sink's memory a session uses: 0 (all) or a power of two >= 4096");
+
+static bool direct = true;
+module_param(direct, bool, 0644);
+MODULE_PARM_DESC(direct,
+		 "Let a sink that writes system memory write straight into the AUX buffer (default on)");
 
 /* ---- copying into the AUX buffer ------------------------------------ */
 
@@ -210,8 +227,118 @@ static void resume_encoders(void)
 	}
 }
 
+/*
+ * The longest physically contiguous run of AUX pages from byte offset
+ * off, at most max bytes: where the sink may write.
+ */
+static size_t aux_contiguous(struct ntrace_aux *aux, size_t off, size_t max)
+{
+	size_t page = off / PAGE_SIZE, len;
+	phys_addr_t next;
+
+	len = min(max, PAGE_SIZE - off % PAGE_SIZE);
+	next = page_to_phys(aux->pg[page]) + PAGE_SIZE;
+	while (len < max && ++page < aux->size / PAGE_SIZE &&
+	       page_to_phys(aux->pg[page]) == next) {
+		len = min(max, len + PAGE_SIZE);
+		next += PAGE_SIZE;
+	}
+	return len;
+}
+
+/*
+ * Point the disabled sink at the free AUX space at the handle's head.
+ * False, with no handle held, when there is no room or the sink does not
+ * take the window: the caller falls back to copying.
+ */
+static bool direct_arm(struct perf_event *event)
+{
+	struct ntrace_sink *sink = ntrace_dev.sink;
+	struct ntrace_aux *aux;
+	size_t off, len;
+
+	aux = perf_aux_output_begin(&sess.dh, event);
+	if (!aux)
+		return false;
+	off = sess.dh.head % aux->size;
+	len = aux_contiguous(aux, off, sess.dh.size) & ~(size_t)3;
+	/*
+	 * A sliver before the end of a contiguous run would fill before the
+	 * next drain: pad it with idle bytes (0xff, N-Trace 1.0 idle) and
+	 * start at the next run.
+	 */
+	if (!aux->snapshot && len < SZ_4K && len < sess.dh.size) {
+		memset(aux->base + off, 0xff, len);
+		if (perf_aux_output_skip(&sess.dh, len)) {
+			perf_aux_output_end(&sess.dh, 0);
+			return false;
+		}
+		off = sess.dh.head % aux->size;
+		len = aux_contiguous(aux, off, sess.dh.size) & ~(size_t)3;
+	}
+	if (aux->snapshot || len < 64 ||
+	    ntrace_sink_window(sink, page_to_phys(aux->pg[off / PAGE_SIZE]) +
+			       off % PAGE_SIZE, len)) {
+		perf_aux_output_end(&sess.dh, 0);
+		return false;
+	}
+	sess.win = page_to_phys(aux->pg[off / PAGE_SIZE]) + off % PAGE_SIZE;
+	sess.win_len = len;
+	return true;
+}
+
+/* Back to copying through the sink's own memory. */
+static void direct_off(void)
+{
+	struct ntrace_sink *sink = ntrace_dev.sink;
+
+	sess.direct = false;
+	ntrace_sink_flush(sink);
+	if (ntrace_sink_window(sink, sink->mem, sess.size))
+		sess.path_on = false;
+	sess.rp = sink->mem;
+}
+
+/*
+ * Direct mode's drain: hand what the sink wrote to perf and, if the
+ * event goes on, point the sink at the next free space. The encoders are
+ * paused for it, as for a rewind in copy mode.
+ */
+static void direct_drain(struct perf_event *event, bool going_on)
+{
+	struct ntrace_sink *sink = ntrace_dev.sink;
+	bool wrapped, full, lost;
+	size_t written;
+	u64 wp;
+
+	lost = encoders_overflowed() || sess.loss_pending;
+	pause_encoders();
+	full = !ntrace_sink_running(sink);
+	lost |= full;
+	if (!full)
+		ntrace_sink_flush(sink);
+	wp = ntrace_sink_wp(sink, &wrapped);
+	written = full || wrapped ? sess.win_len : wp - sess.win;
+	stats.sink_full += full;
+	stats.max_fill = max_t(u64, stats.max_fill, written);
+	stats.direct_bytes += written;
+	stats.bytes += written;
+	/* a full window that was all the free space: the AUX buffer is full */
+	if (full && sess.win_len >= sess.dh.size)
+		perf_aux_output_flag(&sess.dh, PERF_AUX_FLAG_TRUNCATED);
+	else if (lost)
+		perf_aux_output_flag(&sess.dh, PERF_AUX_FLAG_PARTIAL);
+	perf_aux_output_end(&sess.dh, written);
+	sess.loss_pending = false;
+	sess.rewound_ns = ktime_get_ns();
+	stats.rewinds++;
+	if (!going_on || !direct_arm(event))
+		direct_off();
+	resume_encoders();
+}
+
 /* Move what the sink holds into event's AUX buffer. */
-static void ntrace_drain(struct perf_event *event)
+static void ntrace_drain(struct perf_event *event, bool going_on)
 {
 	struct ntrace_sink *sink = ntrace_dev.sink;
 	u64 start = sink->mem, end = sink->mem + sess.size, wp;
@@ -222,6 +349,10 @@ static void ntrace_drain(struct perf_event *event)
 	lockdep_assert_held(&ntrace_lock);
 	if (!sess.path_on)
 		return;
+	if (sess.direct) {
+		direct_drain(event, going_on);
+		goto out;
+	}
 	full = !ntrace_sink_running(sink);
 	wp = ntrace_sink_wp(sink, &wrapped);
 	rewind = full || wrapped || wp - start >= sess.size / 4 ||
@@ -264,6 +395,7 @@ static void ntrace_drain(struct perf_event *event)
 		resume_encoders();
 		stats.rewinds++;
 	}
+out:
 	stats.drains++;
 	stats.drain_ns += ktime_get_ns() - t0;
 }
@@ -274,7 +406,7 @@ static enum hrtimer_restart ntrace_timer_fn(struct hrtimer *t)
 {
 	struct ntrace_cpu *nc = container_of(t, struct ntrace_cpu, timer);
 	struct ntrace_encoder *te = ntrace_dev.cpu_encoder[smp_processor_id()];
-	u64 now = ktime_get_ns(), used = 0, since = 0, period;
+	u64 now = ktime_get_ns(), used = 0, since = 0, period, cap = 0;
 	unsigned long flags;
 	bool wrapped;
 
@@ -282,13 +414,18 @@ static enum hrtimer_restart ntrace_timer_fn(struct hrtimer *t)
 		return HRTIMER_NORESTART;
 	raw_spin_lock_irqsave(&ntrace_lock, flags);
 	if (sess.path_on) {
-		used = ntrace_sink_wp(ntrace_dev.sink, &wrapped) -
-		       ntrace_dev.sink->mem;
+		u64 base = sess.direct ? sess.win : ntrace_dev.sink->mem;
+
+		cap = sess.direct ? sess.win_len : sess.size;
+		used = ntrace_sink_wp(ntrace_dev.sink, &wrapped) - base;
 		if (wrapped || !ntrace_sink_running(ntrace_dev.sink))
-			used = sess.size;
+			used = cap;
 		since = now - sess.rewound_ns;
 	}
-	ntrace_drain(nc->event);
+	if (nc->last_tick_ns)
+		stats.max_gap_ns = max(stats.max_gap_ns, now - nc->last_tick_ns);
+	nc->last_tick_ns = now;
+	ntrace_drain(nc->event, te->enabled);
 	/*
 	 * Drain again when the sink would be an eighth full at the rate it
 	 * filled since it was last rewound (by any hart): it is rewound at a
@@ -298,7 +435,7 @@ static enum hrtimer_restart ntrace_timer_fn(struct hrtimer *t)
 	 * quiet phase must not leave a burst undrained.
 	 */
 	if (used && since) {
-		u64 p = div64_u64((u64)(sess.size / 8) * since, used);
+		u64 p = div64_u64((u64)(cap / 8) * since, used);
 
 		p = min(p, sess.period_ns + sess.period_ns / 2);
 		sess.period_ns = clamp_t(u64, p, PERIOD_MIN_NS, PERIOD_MAX_NS);
@@ -483,6 +620,26 @@ static void ntrace_event_start(struct perf_event *event, int flags)
 		/* the rate is not known yet: start fast, the timer adapts */
 		sess.period_ns = PERIOD_MIN_NS;
 	}
+	/*
+	 * A session of one event, with no other encoder running, may have
+	 * the sink write straight into its AUX pages.
+	 */
+	if (sess.path_on && !sess.direct && direct && sess.events == 1 &&
+	    !sess.running) {
+		ntrace_sink_flush(ntrace_dev.sink);
+		sess.direct = direct_arm(event);
+		if (sess.direct)
+			sess.rewound_ns = ktime_get_ns();
+		else
+			direct_off();
+	}
+	/*
+	 * Nothing runs, so the sink was rewound when the last encoder
+	 * stopped: its fill rate counts from now, not from then (a task
+	 * that sleeps would otherwise look slow, and the timer wait long).
+	 */
+	if (!sess.running)
+		sess.rewound_ns = ktime_get_ns();
 	ret = sess.path_on ?
 	      ntrace_encoder_start(te, control, event_features(event, cpu),
 				   event_priv(event),
@@ -490,6 +647,7 @@ static void ntrace_event_start(struct perf_event *event, int flags)
 	if (!ret)
 		sess.running++;
 	nc->started_ns = ktime_get_ns();
+	nc->last_tick_ns = 0;
 	raw_spin_unlock_irqrestore(&ntrace_lock, irqflags);
 	if (ret) {
 		event->hw.state = PERF_HES_STOPPED;
@@ -516,7 +674,7 @@ static void ntrace_event_stop(struct perf_event *event, int flags)
 		sess.running--;
 	}
 	stats.trace_ns += ktime_get_ns() - nc->started_ns;
-	ntrace_drain(event);
+	ntrace_drain(event, false);
 	raw_spin_unlock_irqrestore(&ntrace_lock, irqflags);
 	event->hw.state = PERF_HES_STOPPED | PERF_HES_UPTODATE;
 }
@@ -707,7 +865,7 @@ static const struct attribute_group ntrace_caps_group = {
 enum stat_id {
 	STAT_DRAINS, STAT_REWINDS, STAT_BYTES, STAT_DRAIN_NS, STAT_SINK_FULL,
 	STAT_OVERFLOWS, STAT_DROPPED, STAT_TRACE_NS, STAT_MAX_FILL,
-	STAT_MAX_PERIOD_NS,
+	STAT_MAX_PERIOD_NS, STAT_DIRECT_BYTES, STAT_MAX_GAP_NS,
 };
 
 struct stat_attr {
@@ -728,6 +886,8 @@ static ssize_t stat_show(struct device *dev, struct device_attribute *attr,
 		[STAT_TRACE_NS] = &stats.trace_ns,
 		[STAT_MAX_FILL] = &stats.max_fill,
 		[STAT_MAX_PERIOD_NS] = &stats.max_period_ns,
+		[STAT_DIRECT_BYTES] = &stats.direct_bytes,
+		[STAT_MAX_GAP_NS] = &stats.max_gap_ns,
 	};
 	unsigned long flags;
 	u64 val;
@@ -754,6 +914,8 @@ STAT(dropped, STAT_DROPPED);
 STAT(trace_ns, STAT_TRACE_NS);
 STAT(max_fill, STAT_MAX_FILL);
 STAT(max_period_ns, STAT_MAX_PERIOD_NS);
+STAT(direct_bytes, STAT_DIRECT_BYTES);
+STAT(max_gap_ns, STAT_MAX_GAP_NS);
 
 static struct attribute *ntrace_stats_attrs[] = {
 	&stat_drains.attr.attr, &stat_rewinds.attr.attr,
@@ -761,7 +923,8 @@ static struct attribute *ntrace_stats_attrs[] = {
 	&stat_sink_full.attr.attr, &stat_overflows.attr.attr,
 	&stat_dropped.attr.attr, &stat_trace_ns.attr.attr,
 	&stat_max_fill.attr.attr,
-	&stat_max_period_ns.attr.attr, NULL,
+	&stat_max_period_ns.attr.attr, &stat_direct_bytes.attr.attr,
+	&stat_max_gap_ns.attr.attr, NULL,
 };
 
 static const struct attribute_group ntrace_stats_group = {
@@ -792,7 +955,9 @@ static const struct attribute_group *ntrace_attr_groups[] = {
 static struct pmu ntrace_pmu = {
 	.module = THIS_MODULE,
 	.task_ctx_nr = perf_sw_context,
-	.capabilities = PERF_PMU_CAP_EXCLUSIVE | PERF_PMU_CAP_ITRACE,
+	/* large AUX chunks: long physically contiguous runs for direct mode */
+	.capabilities = PERF_PMU_CAP_EXCLUSIVE | PERF_PMU_CAP_ITRACE |
+			PERF_PMU_CAP_AUX_PREFER_LARGE,
 	.attr_groups = ntrace_attr_groups,
 	.event_init = ntrace_event_init,
 	.add = ntrace_event_add,

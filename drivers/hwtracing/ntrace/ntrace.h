@@ -168,6 +168,7 @@ bool ntrace_sink_running(struct ntrace_sink *sink);
 u64 ntrace_sink_wp(struct ntrace_sink *sink, bool *wrapped);
 void ntrace_sink_rewind(struct ntrace_sink *sink);
 void ntrace_sink_flush(struct ntrace_sink *sink);
+int ntrace_sink_window(struct ntrace_sink *sink, u64 start, size_t len);
 
 /* ntrace-perf.c: the PMU */
 int ntrace_pmu_register(void);

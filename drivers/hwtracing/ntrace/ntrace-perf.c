@@ -344,7 +344,7 @@ static void ntrace_drain(struct perf_event *event, bool going_on)
 	u64 start = sink->mem, end = sink->mem + sess.size, wp;
 	u64 t0 = ktime_get_ns();
 	struct drain_out o = { };
-	bool wrapped, full, rewind, lost;
+	bool wrapped, full, lost;
 
 	lockdep_assert_held(&ntrace_lock);
 	if (!sess.path_on)
@@ -355,18 +355,18 @@ static void ntrace_drain(struct perf_event *event, bool going_on)
 	}
 	full = !ntrace_sink_running(sink);
 	wp = ntrace_sink_wp(sink, &wrapped);
-	rewind = full || wrapped || wp - start >= sess.size / 4 ||
-		 !sess.running;
 	lost = encoders_overflowed() || full || sess.loss_pending;
 	stats.sink_full += full;
 	stats.max_fill = max(stats.max_fill, full || wrapped ? (u64)sess.size :
 			     wp - start);
-	if (rewind) {
-		pause_encoders();
-		if (!full)
-			ntrace_sink_flush(sink);
-		wp = ntrace_sink_wp(sink, &wrapped);
-	}
+	/*
+	 * Every drain empties the sink and starts it again at its start,
+	 * so that all of it is room for the next period.
+	 */
+	pause_encoders();
+	if (!full)
+		ntrace_sink_flush(sink);
+	wp = ntrace_sink_wp(sink, &wrapped);
 
 	o.aux = perf_aux_output_begin(&o.h, event);
 	if (wrapped) {
@@ -388,13 +388,11 @@ static void ntrace_drain(struct perf_event *event, bool going_on)
 		/* the next record that reaches perf carries the news */
 		sess.loss_pending = true;
 	}
-	if (rewind) {
-		ntrace_sink_rewind(sink);
-		sess.rp = start;
-		sess.rewound_ns = ktime_get_ns();
-		resume_encoders();
-		stats.rewinds++;
-	}
+	ntrace_sink_rewind(sink);
+	sess.rp = start;
+	sess.rewound_ns = ktime_get_ns();
+	resume_encoders();
+	stats.rewinds++;
 out:
 	stats.drains++;
 	stats.drain_ns += ktime_get_ns() - t0;
@@ -428,9 +426,9 @@ static enum hrtimer_restart ntrace_timer_fn(struct hrtimer *t)
 	ntrace_drain(nc->event, te->enabled);
 	/*
 	 * Drain again when the sink would be an eighth full at the rate it
-	 * filled since it was last rewound (by any hart): it is rewound at a
-	 * quarter, so the rate may grow sixfold between ticks before any
-	 * trace is lost.
+	 * filled since it was last rewound (by any hart): every drain
+	 * rewinds it, so the rate may grow eightfold between ticks before
+	 * any trace is lost.
 	 * The period may shrink at once but only grow by half per tick: a
 	 * quiet phase must not leave a burst undrained.
 	 */

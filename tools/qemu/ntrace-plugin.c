@@ -16,6 +16,9 @@
  *   ram=ADDR     optional: system memory the sink may write too (SMEM at
  *   ramsize=N    any address, as "SMEM generic" sinks allow), so that a
  *                driver can point it at its own buffers
+ *   lack=MASK    optional: a smaller encoder, for drivers' probing: bit 0
+ *                no HTM (InstMode 6 reads back 3), bit 1 no repeated
+ *                history, bit 2 no timestamp unit, bit 3 no Context
  *   truth=PATH   ground truth: PATH.<hart> gets every instruction the
  *                encoder saw retire (and every reported faulting one)
  *
@@ -182,6 +185,12 @@ static unsigned int nharts;
 static struct sink sink;
 static struct funnel funnel;
 static uint64_t base, mem_lo, mem_hi, ram_lo, ram_hi;
+/* features this encoder lacks (lack=) */
+static uint64_t lack;
+#define LACK_HTM	1u
+#define LACK_RH		2u
+#define LACK_TS		4u
+#define LACK_CONTEXT	8u
 static bool regs_written;
 static GByteArray *scratch;
 /* per hart: nonzero while its blocks must call tb_exec */
@@ -221,7 +230,7 @@ static void publish_hart(unsigned int h)
 	put_reg(b + TE_FEATURES, t->features);
 	put_reg(b + TE_FILTERS, t->filters);
 	put_reg(b + TE_DATACTL, 0);
-	put_reg(b + TS_CONTROL, t->tsctl | (TS_WIDTH << 24));
+	put_reg(b + TS_CONTROL, lack & LACK_TS ? 0 : t->tsctl | (TS_WIDTH << 24));
 	put_reg(b + TS_COUNTER_LO, (uint32_t)t->insns);
 	put_reg(b + TS_COUNTER_HI, (uint32_t)(t->insns >> 32));
 	put_reg(b + TE_F0_CONTROL, t->f0ctl);
@@ -495,6 +504,10 @@ static void write_te_control(unsigned int h, uint32_t v)
 	mode = (v >> TE_MODE_SHIFT) & 7;
 	if (mode && mode != 3 && mode != 6)
 		mode = 6;	/* an unsupported mode reads back supported */
+	if (mode == 6 && (lack & LACK_HTM))
+		mode = 3;
+	if (lack & LACK_CONTEXT)
+		v &= ~TE_CONTEXT;
 	t->ctl = (v & (TE_ACTIVE | TE_ENABLE | TE_TRACING | TE_CONTEXT |
 		       TE_INHIBIT_SRC | (3u << TE_SYNCMODE_SHIFT) |
 		       (15u << TE_SYNCMAX_SHIFT))) |
@@ -531,8 +544,12 @@ static void write_encoder(unsigned int h, uint32_t off, uint32_t v)
 				    (3u << IF_IRMODE_SHIFT) |
 				    (0xfffu << IF_SRCID_SHIFT))) |
 			      ((bits > 12 ? 12 : bits) << IF_SRCBITS_SHIFT);
+		if (lack & LACK_RH)
+			t->features &= ~IF_REP_HIST;
 	} else if (off == TE_FILTERS) {
 		t->filters = v & 1;		/* one filter implemented */
+	} else if (off == TS_CONTROL && (lack & LACK_TS)) {
+		/* no timestamp unit: the register reads 0 */
 	} else if (off == TS_CONTROL) {
 		if (v & TS_RESET)
 			t->insns = 0;
@@ -1132,6 +1149,8 @@ QEMU_PLUGIN_EXPORT int qemu_plugin_install(qemu_plugin_id_t id,
 			ok = parse_u64(a + 4, &ram_lo);
 		else if (!strncmp(a, "ramsize=", 8))
 			ok = parse_u64(a + 8, &ramsize);
+		else if (!strncmp(a, "lack=", 5))
+			ok = parse_u64(a + 5, &lack);
 		else if (!strncmp(a, "truth=", 6))
 			truth = a + 6;
 		else

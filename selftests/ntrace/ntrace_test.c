@@ -698,8 +698,9 @@ static void write_stats(const char *name, const long *before)
 
 /*
  * A long run, nothing lost: with the sink writing straight into the AUX
- * pages, and copied through a 128 KiB sink, 8 times smaller than the
- * trace.
+ * pages, and copied through a 512 KiB sink, 4 times smaller than the
+ * trace. (Smaller sinks lost trace on a loaded host: the emulated hart's
+ * drain timer once fired half a second late, stats/max_gap_ns.)
  */
 TEST_F_TIMEOUT(slow, record_long, 900)
 {
@@ -710,9 +711,9 @@ TEST_F_TIMEOUT(slow, record_long, 900)
 	EXPECT_EQ(0, record("long", 0, 1, 0, 0, AUX_PAGES, "40", ""));
 	write_stats("long", before);
 	ASSERT_EQ(0, write_str(DIRECT, "0"));
-	ASSERT_EQ(0, write_str(SINK_SIZE, "131072"));
+	ASSERT_EQ(0, write_str(SINK_SIZE, "524288"));
 	read_stats(before);
-	EXPECT_EQ(0, record("long-copy", 0, 1, 0, 0, AUX_PAGES, "40", ""));
+	EXPECT_EQ(0, record("long-copy", 0, 1, 0, 0, AUX_PAGES, "80", ""));
 	write_stats("long-copy", before);
 	ASSERT_EQ(0, write_str(DIRECT, "1"));
 	ASSERT_EQ(0, write_str(SINK_SIZE, "0"));

@@ -67,7 +67,6 @@ static struct {
 	unsigned int running;	/* its encoders enabled */
 	bool path_on;
 	size_t size;		/* sink bytes in use */
-	u64 rp;			/* next byte to copy out */
 	u64 rewound_ns;		/* when the sink last started at its start */
 	bool loss_pending;	/* bytes dropped with no AUX record to say so */
 	u64 period_ns;		/* of the drain timers */
@@ -296,89 +295,86 @@ static void direct_off(void)
 	ntrace_sink_flush(sink);
 	if (ntrace_sink_window(sink, sink->mem, sess.size))
 		sess.path_on = false;
-	sess.rp = sink->mem;
+}
+
+/*
+ * The first half of every drain: note losses the encoders reported, pause
+ * them (which flushes their trace into the sink), and stop the sink with
+ * everything written. Returns whether trace was lost since the last
+ * drain; *wp is where the sink stopped, *filled whether it filled (then
+ * it stopped itself: StopOnWrap).
+ */
+static bool drain_stop_sink(u64 *wp, bool *filled)
+{
+	struct ntrace_sink *sink = ntrace_dev.sink;
+	bool lost = encoders_overflowed() || sess.loss_pending, wrapped;
+
+	pause_encoders();
+	*filled = !ntrace_sink_running(sink);
+	if (!*filled)
+		ntrace_sink_flush(sink);
+	*wp = ntrace_sink_wp(sink, &wrapped);
+	*filled |= wrapped;
+	stats.sink_full += *filled;
+	return lost || *filled;
+}
+
+/* The second half, once the sink takes trace again. */
+static void drain_restart(void)
+{
+	sess.rewound_ns = ktime_get_ns();
+	stats.rewinds++;
+	resume_encoders();
 }
 
 /*
  * Direct mode's drain: hand what the sink wrote to perf and, if the
- * event goes on, point the sink at the next free space. The encoders are
- * paused for it, as for a rewind in copy mode.
+ * event goes on, point the sink at the next free space. Returns the
+ * bytes written, *cap the window's size.
  */
-static void direct_drain(struct perf_event *event, bool going_on)
+static u64 direct_drain(struct perf_event *event, bool going_on, u64 *cap)
 {
-	struct ntrace_sink *sink = ntrace_dev.sink;
-	bool wrapped, full, lost;
+	bool filled, lost;
 	size_t written;
 	u64 wp;
 
-	lost = encoders_overflowed() || sess.loss_pending;
-	pause_encoders();
-	full = !ntrace_sink_running(sink);
-	lost |= full;
-	if (!full)
-		ntrace_sink_flush(sink);
-	wp = ntrace_sink_wp(sink, &wrapped);
-	written = full || wrapped ? sess.win_len : wp - sess.win;
-	stats.sink_full += full;
-	stats.max_fill = max_t(u64, stats.max_fill, written);
+	lost = drain_stop_sink(&wp, &filled);
+	written = filled ? sess.win_len : wp - sess.win;
+	*cap = sess.win_len;
 	stats.direct_bytes += written;
 	stats.bytes += written;
 	/* a full window that was all the free space: the AUX buffer is full */
-	if (full && sess.win_len >= sess.dh.size)
+	if (filled && sess.win_len >= sess.dh.size)
 		perf_aux_output_flag(&sess.dh, PERF_AUX_FLAG_TRUNCATED);
 	else if (lost)
 		perf_aux_output_flag(&sess.dh, PERF_AUX_FLAG_PARTIAL);
 	perf_aux_output_end(&sess.dh, written);
 	sess.loss_pending = false;
-	sess.rewound_ns = ktime_get_ns();
-	stats.rewinds++;
 	if (!going_on || !direct_arm(event))
 		direct_off();
-	resume_encoders();
+	drain_restart();
+	return written;
 }
 
-/* Move what the sink holds into event's AUX buffer. */
-static void ntrace_drain(struct perf_event *event, bool going_on)
+/*
+ * Copy mode's drain: every drain empties the sink and starts it again at
+ * its start, so that all of it is room for the next period. Returns the
+ * bytes it held, *cap its size.
+ */
+static u64 copy_drain(struct perf_event *event, u64 *cap)
 {
 	struct ntrace_sink *sink = ntrace_dev.sink;
-	u64 start = sink->mem, end = sink->mem + sess.size, wp;
-	u64 t0 = ktime_get_ns();
 	struct drain_out o = { };
-	bool wrapped, full, lost;
+	bool filled, lost;
+	u64 wp, held;
 
-	lockdep_assert_held(&ntrace_lock);
-	if (!sess.path_on)
-		return;
-	if (sess.direct) {
-		direct_drain(event, going_on);
-		goto out;
-	}
-	full = !ntrace_sink_running(sink);
-	wp = ntrace_sink_wp(sink, &wrapped);
-	lost = encoders_overflowed() || full || sess.loss_pending;
-	stats.sink_full += full;
-	stats.max_fill = max(stats.max_fill, full || wrapped ? (u64)sess.size :
-			     wp - start);
-	/*
-	 * Every drain empties the sink and starts it again at its start,
-	 * so that all of it is room for the next period.
-	 */
-	pause_encoders();
-	if (!full)
-		ntrace_sink_flush(sink);
-	wp = ntrace_sink_wp(sink, &wrapped);
-
+	lost = drain_stop_sink(&wp, &filled);
+	held = filled ? sess.size : wp - sink->mem;
+	*cap = sess.size;
 	o.aux = perf_aux_output_begin(&o.h, event);
-	if (wrapped) {
-		/* it stopped on the wrap: what follows rp is all there is */
-		drain_bytes(&o, sink->buf + (sess.rp - start), end - sess.rp);
-		sess.rp = start;
-	}
-	if (wp > sess.rp)
-		drain_bytes(&o, sink->buf + (sess.rp - start), wp - sess.rp);
-	sess.rp = wp;
-	stats.dropped += o.dropped;
+	drain_bytes(&o, sink->buf, held);
 	stats.bytes += o.copied;
+	stats.dropped += o.dropped;
 	if (o.aux) {
 		if (lost)
 			perf_aux_output_flag(&o.h, PERF_AUX_FLAG_PARTIAL);
@@ -389,13 +385,28 @@ static void ntrace_drain(struct perf_event *event, bool going_on)
 		sess.loss_pending = true;
 	}
 	ntrace_sink_rewind(sink);
-	sess.rp = start;
-	sess.rewound_ns = ktime_get_ns();
-	resume_encoders();
-	stats.rewinds++;
-out:
+	drain_restart();
+	return held;
+}
+
+/*
+ * Move what the sink holds into event's AUX buffer. Returns the bytes
+ * the sink held, *cap the room it had for them (0, 0: nothing to drain).
+ */
+static u64 ntrace_drain(struct perf_event *event, bool going_on, u64 *cap)
+{
+	u64 t0 = ktime_get_ns(), held;
+
+	lockdep_assert_held(&ntrace_lock);
+	*cap = 0;
+	if (!sess.path_on)
+		return 0;
+	held = sess.direct ? direct_drain(event, going_on, cap) :
+			     copy_drain(event, cap);
+	stats.max_fill = max(stats.max_fill, held);
 	stats.drains++;
 	stats.drain_ns += ktime_get_ns() - t0;
+	return held;
 }
 
 /* ---- the per-hart drain timer --------------------------------------- */
@@ -404,26 +415,18 @@ static enum hrtimer_restart ntrace_timer_fn(struct hrtimer *t)
 {
 	struct ntrace_cpu *nc = container_of(t, struct ntrace_cpu, timer);
 	struct ntrace_encoder *te = ntrace_dev.cpu_encoder[smp_processor_id()];
-	u64 now = ktime_get_ns(), used = 0, since = 0, period, cap = 0;
+	u64 now = ktime_get_ns(), used, since, period, cap;
 	unsigned long flags;
-	bool wrapped;
 
 	if (!nc->event || !te)
 		return HRTIMER_NORESTART;
 	raw_spin_lock_irqsave(&ntrace_lock, flags);
-	if (sess.path_on) {
-		u64 base = sess.direct ? sess.win : ntrace_dev.sink->mem;
-
-		cap = sess.direct ? sess.win_len : sess.size;
-		used = ntrace_sink_wp(ntrace_dev.sink, &wrapped) - base;
-		if (wrapped || !ntrace_sink_running(ntrace_dev.sink))
-			used = cap;
-		since = now - sess.rewound_ns;
-	}
 	if (nc->last_tick_ns)
 		stats.max_gap_ns = max(stats.max_gap_ns, now - nc->last_tick_ns);
 	nc->last_tick_ns = now;
-	ntrace_drain(nc->event, te->enabled);
+	/* the drain rewinds the sink: the time it filled in is up to now */
+	since = now - sess.rewound_ns;
+	used = ntrace_drain(nc->event, te->enabled, &cap);
 	/*
 	 * Drain again when the sink would be an eighth full at the rate it
 	 * filled since it was last rewound (by any hart): every drain
@@ -433,7 +436,7 @@ static enum hrtimer_restart ntrace_timer_fn(struct hrtimer *t)
 	 * quiet phase must not leave a burst undrained.
 	 */
 	if (used && since) {
-		u64 p = div64_u64((u64)(cap / 8) * since, used);
+		u64 p = div64_u64((cap / 8) * since, used);
 
 		p = min(p, sess.period_ns + sess.period_ns / 2);
 		sess.period_ns = clamp_t(u64, p, PERIOD_MIN_NS, PERIOD_MAX_NS);
@@ -613,7 +616,6 @@ static void ntrace_event_start(struct perf_event *event, int flags)
 	if (!sess.path_on) {
 		ret = ntrace_path_enable(ntrace_dev.sink, sess.size);
 		sess.path_on = !ret;
-		sess.rp = ntrace_dev.sink->mem;
 		sess.rewound_ns = ktime_get_ns();
 		/* the rate is not known yet: start fast, the timer adapts */
 		sess.period_ns = PERIOD_MIN_NS;
@@ -661,6 +663,7 @@ static void ntrace_event_stop(struct perf_event *event, int flags)
 	struct ntrace_encoder *te = ntrace_dev.cpu_encoder[smp_processor_id()];
 	struct ntrace_cpu *nc = this_cpu_ptr(&ntrace_cpu);
 	unsigned long irqflags;
+	u64 cap;
 
 	if (event->hw.state & PERF_HES_STOPPED)
 		return;
@@ -672,7 +675,7 @@ static void ntrace_event_stop(struct perf_event *event, int flags)
 		sess.running--;
 	}
 	stats.trace_ns += ktime_get_ns() - nc->started_ns;
-	ntrace_drain(event, false);
+	ntrace_drain(event, false, &cap);
 	raw_spin_unlock_irqrestore(&ntrace_lock, irqflags);
 	event->hw.state = PERF_HES_STOPPED | PERF_HES_UPTODATE;
 }

@@ -822,8 +822,9 @@ void riscv_ctr_sample(struct perf_event *event, struct perf_sample_data *data)
 /**
  * riscv_ctr_irq_done() - resume recording after a counter overflow
  *
- * Clears sctrstatus.FROZEN, set by the LCOFI trap, once every overflowed
- * event has been sampled.
+ * Clears sctrstatus.FROZEN, set by the LCOFI trap. The SBI PMU driver calls
+ * it on every way out of its overflow handler, spurious interrupts
+ * included.
  */
 void riscv_ctr_irq_done(void)
 {

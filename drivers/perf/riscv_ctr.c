@@ -150,6 +150,7 @@ struct ctr_saved {
 struct ctr_cpu {
 	struct perf_event *event;	/* the last event added on this CPU */
 	unsigned int users;
+	unsigned int enc;		/* sctrdepth read back on this CPU */
 	u64 ctl;
 	struct perf_branch_stack stack;
 	struct perf_branch_entry entries[CTR_MAX_DEPTH];
@@ -158,8 +159,9 @@ struct ctr_cpu {
 static struct ctr_cpu __percpu *ctr_cpus;
 static bool ctr_present;
 static u64 ctr_ctl_ok;			/* implemented sctrctl bits */
+static unsigned int ctr_enc_ok;		/* bit n: DEPTH encoding n reads back */
 static unsigned int ctr_max_enc;	/* largest accepted DEPTH encoding */
-static unsigned int ctr_enc;		/* DEPTH encoding in use */
+static unsigned int ctr_enc;		/* DEPTH encoding asked for */
 static bool ctr_has_misp;
 static bool ctr_has_cc;
 
@@ -172,14 +174,35 @@ static unsigned int ctr_depth_entries(unsigned int enc)
 	return 16U << enc;
 }
 
-/* Largest supported encoding whose depth does not exceed @entries. */
+/*
+ * Largest accepted encoding whose depth does not exceed @entries, else the
+ * smallest accepted one. The accepted encodings need not be contiguous.
+ */
 static unsigned int ctr_enc_for(unsigned int entries)
 {
-	unsigned int enc = 0;
+	unsigned int enc, best = __ffs(ctr_enc_ok);
 
-	while (enc < ctr_max_enc && ctr_depth_entries(enc + 1) <= entries)
-		enc++;
-	return enc;
+	for (enc = 0; enc <= CTRDEPTH_MAX_ENC; enc++)
+		if ((ctr_enc_ok & BIT(enc)) && ctr_depth_entries(enc) <= entries)
+			best = enc;
+	return best;
+}
+
+/*
+ * Writes sctrdepth on this CPU and keeps what the hardware took (WARL): the
+ * depth used for reading, saving and hw_idx is always the one read back.
+ */
+static void ctr_write_depth(unsigned int enc)
+{
+	struct ctr_cpu *cc = this_cpu_ptr(ctr_cpus);
+
+	csr_write(CSR_SCTRDEPTH, enc);
+	cc->enc = csr_read(CSR_SCTRDEPTH) & CTRDEPTH_MASK;
+	if (cc->enc != enc || !(ctr_enc_ok & BIT(cc->enc)))
+		pr_warn_once("CPU%d: sctrdepth %u written, %u read back\n",
+			     smp_processor_id(), enc, cc->enc);
+	if (!(ctr_enc_ok & BIT(cc->enc)))
+		cc->enc = __ffs(ctr_enc_ok);
 }
 
 /*
@@ -264,11 +287,14 @@ static void ctr_probe_hw(void)
 	ctr_ctl_ok = csr_read(CSR_SCTRCTL) & CTRCTL_PROBE;
 	csr_write(CSR_SCTRCTL, 0);
 
+	/* WARL: only the encodings that read back as written are usable */
+	ctr_enc_ok = 0;
 	for (enc = 0; enc <= CTRDEPTH_MAX_ENC; enc++) {
 		csr_write(CSR_SCTRDEPTH, enc);
 		if ((csr_read(CSR_SCTRDEPTH) & CTRDEPTH_MASK) == enc)
-			ctr_max_enc = enc;
+			ctr_enc_ok |= BIT(enc);
 	}
+	ctr_max_enc = ctr_enc_ok ? __fls(ctr_enc_ok) : 0;
 
 	/* MISP and the cycle count are WARL fields of writable entries. */
 	sel = csr_read(CTR_CSR_SISELECT);
@@ -288,7 +314,7 @@ static unsigned int ctr_depth_param = CTR_MAX_DEPTH;
 
 static void ctr_set_depth_cpu(void *unused)
 {
-	csr_write(CSR_SCTRDEPTH, ctr_enc);
+	ctr_write_depth(ctr_enc);
 	ctr_disable();
 }
 
@@ -330,11 +356,16 @@ static int ctr_depth_set(const char *val, const struct kernel_param *kp)
 	return 0;
 }
 
+/* The depth this CPU's sctrdepth reads back. */
 static int ctr_depth_get(char *buf, const struct kernel_param *kp)
 {
+	unsigned int enc;
+
 	if (!ctr_present)
 		return sysfs_emit(buf, "0\n");
-	return sysfs_emit(buf, "%u\n", ctr_depth_entries(ctr_enc));
+	enc = get_cpu_ptr(ctr_cpus)->enc;
+	put_cpu_ptr(ctr_cpus);
+	return sysfs_emit(buf, "%u\n", ctr_depth_entries(enc));
 }
 
 static const struct kernel_param_ops ctr_depth_ops = {
@@ -400,20 +431,21 @@ bool riscv_ctr_init_pmu(struct pmu *pmu)
 		return false;
 
 	ctr_probe_hw();
-	if (!(ctr_ctl_ok & CTRCTL_LCOFIFRZ) || !(ctr_ctl_ok & CTRCTL_U)) {
-		pr_warn("sctrctl lacks LCOFIFRZ or U (%#llx), not using CTR\n",
+	if (!(ctr_ctl_ok & CTRCTL_LCOFIFRZ) || !(ctr_ctl_ok & CTRCTL_U) ||
+	    !ctr_enc_ok) {
+		pr_warn("sctrctl %#llx lacks LCOFIFRZ or U, or no sctrdepth value reads back, not using CTR\n",
 			ctr_ctl_ok);
 		free_percpu(ctr_cpus);
 		ctr_cpus = NULL;
 		return false;
 	}
+	/* Every CPU gets the depth from the hotplug starting callback. */
 	ctr_enc = ctr_enc_for(ctr_depth_param);
-	csr_write(CSR_SCTRDEPTH, ctr_enc);
 	ctr_present = true;
 	pmu->sched_task = ctr_sched_task_hook;
-	pr_info("depth %u (max %u), sctrctl %#llx%s%s\n",
+	pr_info("depth %u (max %u, DEPTH values %#x), sctrctl %#llx%s%s\n",
 		ctr_depth_entries(ctr_enc), ctr_depth_entries(ctr_max_enc),
-		ctr_ctl_ok, ctr_has_misp ? ", misp" : "",
+		ctr_enc_ok, ctr_ctl_ok, ctr_has_misp ? ", misp" : "",
 		ctr_has_cc ? ", cycles" : "");
 	return true;
 }
@@ -427,7 +459,7 @@ void riscv_ctr_starting_cpu(void)
 {
 	if (!ctr_present)
 		return;
-	csr_write(CSR_SCTRDEPTH, ctr_enc);
+	ctr_write_depth(ctr_enc);
 	ctr_disable();
 }
 
@@ -606,9 +638,9 @@ void riscv_ctr_del(struct perf_event *event)
 		ctr_disable();
 }
 
-static unsigned int ctr_depth(void)
+static unsigned int ctr_depth(struct ctr_cpu *cc)
 {
-	return ctr_depth_entries(ctr_enc);
+	return ctr_depth_entries(cc->enc);
 }
 
 static void ctr_save(struct ctr_saved *s)
@@ -617,7 +649,7 @@ static void ctr_save(struct ctr_saved *s)
 
 	/* one csrrs: no recorded transfer can slip between read and write */
 	status = csr_read_set(CSR_SCTRSTATUS, CTRSTATUS_FROZEN);
-	s->nr = ctr_read_all(s->e, ctr_depth());
+	s->nr = ctr_read_all(s->e, ctr_depth(this_cpu_ptr(ctr_cpus)));
 	s->status = status & CTRSTATUS_WRPTR;
 	s->owner = current;
 }
@@ -741,7 +773,7 @@ void riscv_ctr_sample(struct perf_event *event, struct perf_sample_data *data)
 	struct ctr_cpu *cc = this_cpu_ptr(ctr_cpus);
 	u64 bst = event->attr.branch_sample_type;
 	struct ctr_raw raw[32];
-	unsigned int i, n, got = 0, depth = ctr_depth();
+	unsigned int i, n, got = 0, depth = ctr_depth(cc);
 	bool user_only = !(cc->ctl & CTRCTL_S);
 	unsigned long status;
 

@@ -760,23 +760,52 @@ static bool ctr_kernel_addr(u64 addr)
 	return addr >= TASK_SIZE_64;
 }
 
+/* One entry, whole: the entries array is shared by all events of the CPU. */
+static void ctr_decode(struct perf_branch_entry *br, const struct ctr_raw *e,
+		       u64 bst)
+{
+	u8 new_type;
+
+	*br = (struct perf_branch_entry){
+		.from = e->src & ~CTRSOURCE_V,
+		.to = e->dst & ~CTRTARGET_MISP,
+		.spec = PERF_BR_SPEC_NA,
+		.priv = PERF_BR_PRIV_UNKNOWN,
+		.type = ctr_perf_type(FIELD_GET(CTRDATA_TYPE, e->data),
+				      &new_type),
+	};
+	br->new_type = new_type;
+	if (ctr_has_misp && !(bst & PERF_SAMPLE_BRANCH_NO_FLAGS)) {
+		br->mispred = !!(e->dst & CTRTARGET_MISP);
+		br->predicted = !br->mispred;
+	}
+	if ((e->data & CTRDATA_CCV) && !(bst & PERF_SAMPLE_BRANCH_NO_CYCLES))
+		br->cycles = min_t(u64, ctr_cycles(e->data), U16_MAX);
+	if (bst & PERF_SAMPLE_BRANCH_PRIV_SAVE)
+		br->priv = ctr_kernel_addr(br->to ? br->to : br->from) ?
+			   PERF_BR_PRIV_KERNEL : PERF_BR_PRIV_USER;
+}
+
 /**
  * riscv_ctr_sample() - attach the branch stack to an overflow sample
  * @event: the overflowed branch stack event
  * @data: its sample, before perf_event_overflow()
  *
  * Called from the counter overflow interrupt, where LCOFIFRZ has frozen the
- * buffer; riscv_ctr_irq_done() lets recording go on afterwards.
+ * buffer; riscv_ctr_irq_done() lets recording go on afterwards. Entries are
+ * decoded one at a time straight into the CPU's perf entries: no copy of
+ * the ring on the stack of a hard interrupt.
  */
 void riscv_ctr_sample(struct perf_event *event, struct perf_sample_data *data)
 {
 	struct ctr_cpu *cc = this_cpu_ptr(ctr_cpus);
 	u64 bst = event->attr.branch_sample_type;
-	struct ctr_raw raw[32];
-	unsigned int i, n, got = 0, depth = ctr_depth(cc);
+	unsigned int i, got = 0, depth = ctr_depth(cc);
 	bool user_only = !(cc->ctl & CTRCTL_S);
-	unsigned long status;
+	unsigned long status, sel;
+	struct ctr_raw e;
 
+	lockdep_assert_irqs_disabled();
 	if (!cc->users)
 		return;
 	/*
@@ -785,64 +814,18 @@ void riscv_ctr_sample(struct perf_event *event, struct perf_sample_data *data)
 	 */
 	status = csr_read_set(CSR_SCTRSTATUS, CTRSTATUS_FROZEN);
 
-	for (i = 0; i < depth; i += n) {
-		unsigned int j, want = min_t(unsigned int, ARRAY_SIZE(raw),
-					     depth - i);
-		unsigned long flags, sel;
-
-		local_irq_save(flags);
-		sel = csr_read(CTR_CSR_SISELECT);
-		for (n = 0; n < want; n++) {
-			ctr_read_entry(i + n, &raw[n]);
-			if (!(raw[n].src & CTRSOURCE_V))
-				break;
-		}
-		csr_write(CTR_CSR_SISELECT, sel);
-		local_irq_restore(flags);
-
-		for (j = 0; j < n; j++) {
-			struct perf_branch_entry *br = &cc->entries[got];
-			u64 from = raw[j].src & ~CTRSOURCE_V;
-			u64 to = raw[j].dst & ~CTRTARGET_MISP;
-			u8 new_type;
-
-			/* Belt and braces: a user-only session never
-			 * sees a kernel address.
-			 */
-			if (user_only &&
-			    (ctr_kernel_addr(from) || ctr_kernel_addr(to)))
-				continue;
-			/*
-			 * Every field not set below is zero, priv included
-			 * (PERF_BR_PRIV_UNKNOWN): the entries array is shared
-			 * by all events of the CPU.
-			 */
-			*br = (struct perf_branch_entry){
-				.from = from,
-				.to = to,
-				.spec = PERF_BR_SPEC_NA,
-			};
-			if (ctr_has_misp && !(bst & PERF_SAMPLE_BRANCH_NO_FLAGS)) {
-				br->mispred = !!(raw[j].dst & CTRTARGET_MISP);
-				br->predicted = !br->mispred;
-			}
-			if ((raw[j].data & CTRDATA_CCV) &&
-			    !(bst & PERF_SAMPLE_BRANCH_NO_CYCLES))
-				br->cycles = min_t(u64, ctr_cycles(raw[j].data),
-						   U16_MAX);
-			br->type = ctr_perf_type(FIELD_GET(CTRDATA_TYPE,
-							   raw[j].data),
-						 &new_type);
-			br->new_type = new_type;
-			if (bst & PERF_SAMPLE_BRANCH_PRIV_SAVE)
-				br->priv = ctr_kernel_addr(to ? to : from) ?
-					   PERF_BR_PRIV_KERNEL :
-					   PERF_BR_PRIV_USER;
-			got++;
-		}
-		if (n < want)
+	sel = csr_read(CTR_CSR_SISELECT);
+	for (i = 0; i < depth; i++) {
+		ctr_read_entry(i, &e);
+		if (!(e.src & CTRSOURCE_V))
 			break;
+		/* Belt and braces: a user-only session never sees the kernel. */
+		if (user_only && (ctr_kernel_addr(e.src & ~CTRSOURCE_V) ||
+				  ctr_kernel_addr(e.dst & ~CTRTARGET_MISP)))
+			continue;
+		ctr_decode(&cc->entries[got++], &e, bst);
 	}
+	csr_write(CTR_CSR_SISELECT, sel);
 
 	cc->stack.nr = got;
 	/* Physical index of logical entry 0, like the x86 LBR TOS. */

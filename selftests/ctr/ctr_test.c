@@ -802,6 +802,44 @@ TEST_F_TIMEOUT(ctr, fork_exit_short_sessions, 240)
 	TH_LOG("%lu sessions", samples);
 }
 
+/*
+ * perf_clear_branch_entry_bitfields() leaves priv alone and the driver's
+ * entries are shared by every event of a CPU: an event without PRIV_SAVE
+ * must see PERF_BR_PRIV_UNKNOWN even right after one with it.
+ */
+TEST_F_TIMEOUT(ctr, priv_not_stale, 240)
+{
+	unsigned long user[2] = { 0 }, other[2] = { 0 };
+	int round;
+	size_t i, j;
+
+	ASSERT_EQ(0, pin_to(0));
+	for (round = 0; round < 2; round++) {
+		struct session ss;
+
+		ASSERT_EQ(0, session_open(&ss, PERF_SAMPLE_BRANCH_USER |
+					  PERF_SAMPLE_BRANCH_ANY |
+					  (round ? 0 :
+					   PERF_SAMPLE_BRANCH_PRIV_SAVE)));
+		session_run(&ss, 10, 50000);
+		for (i = 0; i < ss.nr; i++)
+			for (j = 0; j < ss.s[i].nr; j++) {
+				if (ss.s[i].br[j].priv == PERF_BR_PRIV_USER)
+					user[round]++;
+				else
+					other[round]++;
+			}
+		session_close(&ss);
+	}
+	unpin();
+	TH_LOG("PRIV_SAVE: %lu user, %lu other; then without: %lu user, %lu other",
+	       user[0], other[0], user[1], other[1]);
+	EXPECT_LT(0, user[0]);
+	EXPECT_EQ(0, other[0]);
+	EXPECT_EQ(0, user[1]);
+	EXPECT_LT(0, other[1]);
+}
+
 static int set_online(int cpu, int on)
 {
 	char path[64];

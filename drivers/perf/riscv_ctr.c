@@ -793,14 +793,17 @@ static void ctr_decode(struct perf_branch_entry *br, const struct ctr_raw *e,
  *
  * Called from the counter overflow interrupt, where LCOFIFRZ has frozen the
  * buffer; riscv_ctr_irq_done() lets recording go on afterwards. Entries are
- * decoded one at a time straight into the CPU's perf entries: no copy of
- * the ring on the stack of a hard interrupt.
+ * decoded one at a time straight into the CPU's perf entries, and no more
+ * than the event's sample_max_stack of them (perf_event_max_stack, 127, by
+ * default: the most perf's branch history takes).
  */
 void riscv_ctr_sample(struct perf_event *event, struct perf_sample_data *data)
 {
 	struct ctr_cpu *cc = this_cpu_ptr(ctr_cpus);
 	u64 bst = event->attr.branch_sample_type;
 	unsigned int i, got = 0, depth = ctr_depth(cc);
+	unsigned int max = min_t(unsigned int, depth,
+				 event->attr.sample_max_stack);
 	bool user_only = !(cc->ctl & CTRCTL_S);
 	unsigned long status, sel;
 	struct ctr_raw e;
@@ -815,7 +818,7 @@ void riscv_ctr_sample(struct perf_event *event, struct perf_sample_data *data)
 	status = csr_read_set(CSR_SCTRSTATUS, CTRSTATUS_FROZEN);
 
 	sel = csr_read(CTR_CSR_SISELECT);
-	for (i = 0; i < depth; i++) {
+	for (i = 0; i < depth && got < max; i++) {
 		ctr_read_entry(i, &e);
 		if (!(e.src & CTRSOURCE_V))
 			break;

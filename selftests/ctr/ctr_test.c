@@ -53,6 +53,8 @@ struct session {
 };
 
 static unsigned long data[4096];
+/* sample_max_stack of the events opened; 0: the kernel's default */
+static unsigned int max_stack = MAX_BR;
 
 static int read_param(const char *name)
 {
@@ -113,7 +115,7 @@ static int open_event_cpu(uint64_t bst, pid_t pid, int cpu, int inherit,
 		 * sample_max_stack, which defaults to perf_event_max_stack
 		 * (127): ask for the whole ring.
 		 */
-		.sample_max_stack = MAX_BR,
+		.sample_max_stack = max_stack,
 		.disabled = 1,
 		.inherit = inherit,
 		.exclude_kernel = !(bst & PERF_SAMPLE_BRANCH_KERNEL),
@@ -800,6 +802,50 @@ TEST_F_TIMEOUT(ctr, fork_exit_short_sessions, 240)
 		samples++;
 	}
 	TH_LOG("%lu sessions", samples);
+}
+
+static int read_sysctl(const char *path)
+{
+	char buf[32];
+	int fd, n;
+
+	fd = open(path, O_RDONLY);
+	if (fd < 0)
+		return -1;
+	n = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	if (n <= 0)
+		return -1;
+	buf[n] = '\0';
+	return atoi(buf);
+}
+
+/*
+ * An event that does not set sample_max_stack gets the kernel's default,
+ * kernel.perf_event_max_stack (127), which is also the most perf's branch
+ * history takes (PERF_MAX_BRANCH_DEPTH): at depth 256, stacks are cut to
+ * it, newest entries kept. Before the driver did so, 6.12 handed perf all
+ * 256 and perf report --branch-history dropped the sample.
+ */
+TEST_F_TIMEOUT(ctr, default_max_stack, 240)
+{
+	int cap = read_sysctl("/proc/sys/kernel/perf_event_max_stack");
+	struct session ss;
+	size_t maxnr, want;
+
+	ASSERT_LT(0, cap);
+	want = (size_t)(self->depth < cap ? self->depth : cap);
+	max_stack = 0;
+	ASSERT_EQ(0, session_open(&ss, PERF_SAMPLE_BRANCH_USER |
+				  PERF_SAMPLE_BRANCH_ANY));
+	max_stack = MAX_BR;
+	session_run(&ss, 20, 100000);
+	count_records(&ss, &maxnr);
+	TH_LOG("depth %d, perf_event_max_stack %d: %zu samples, largest stack %zu",
+	       self->depth, cap, ss.nr, maxnr);
+	ASSERT_LE(10, ss.nr);
+	EXPECT_EQ(want, maxnr);
+	session_close(&ss);
 }
 
 /*

@@ -31,6 +31,7 @@
 #include <linux/slab.h>
 #include <linux/spinlock.h>
 #include <linux/sysfs.h>
+#include <linux/uaccess.h>
 #include <asm/csr.h>
 #include <asm/pgtable.h>
 
@@ -111,6 +112,9 @@ enum {
 };
 
 #define CTR_MAX_DEPTH		256
+
+/* ecall; other exceptions are told apart by the instruction that trapped */
+#define CTR_INSN_ECALL		0x00000073U
 
 /* SCTRCLR; the assembler may not know the mnemonic. */
 static __always_inline void ctr_sctrclr(void)
@@ -707,12 +711,73 @@ void riscv_ctr_sched_task(struct perf_event_pmu_context *pmu_ctx,
 		s->nr = 0;
 }
 
-static u8 ctr_perf_type(unsigned int type, u8 *new_type)
+static bool ctr_kernel_addr(u64 addr)
 {
-	*new_type = 0;
+	return addr >= TASK_SIZE_64;
+}
+
+/*
+ * ctrdata.TYPE says "exception" for every synchronous trap. The
+ * instruction at the source tells an ecall (a system call) from a load or
+ * store that faulted (page fault, access fault, misaligned access) and
+ * from a fault of the instruction itself (fetch faults, illegal
+ * instructions, breakpoints), in perf's terms as the Arm BRBE driver
+ * reports them.
+ */
+static void ctr_exception_type(u64 from, struct perf_branch_entry *br)
+{
+	u16 lo, hi = 0;
+	u32 insn;
+	int err;
+
+	if (ctr_kernel_addr(from)) {
+		err = copy_from_kernel_nofault(&lo, (void *)from, sizeof(lo));
+		if (!err && (lo & 3) == 3)
+			err = copy_from_kernel_nofault(&hi, (void *)(from + 2),
+						       sizeof(hi));
+	} else if (!current->mm) {
+		/* a kernel thread: no user memory of its own to look at */
+		err = -EFAULT;
+	} else {
+		err = copy_from_user_nofault(&lo, (void __user *)from,
+					     sizeof(lo));
+		if (!err && (lo & 3) == 3)
+			err = copy_from_user_nofault(&hi,
+						     (void __user *)(from + 2),
+						     sizeof(hi));
+	}
+	insn = (u32)hi << 16 | lo;
+	if (!err && insn == CTR_INSN_ECALL) {
+		br->type = PERF_BR_SYSCALL;
+		return;
+	}
+	br->type = PERF_BR_EXTEND_ABI;
+	br->new_type = PERF_BR_NEW_FAULT_INST;
+	if (err)
+		return;
+	if ((lo & 3) == 3) {
+		switch (insn & 0x7f) {
+		case 0x03:	/* LOAD */
+		case 0x07:	/* LOAD-FP, vector loads */
+		case 0x0f:	/* MISC-MEM: cache block operations */
+		case 0x23:	/* STORE */
+		case 0x27:	/* STORE-FP, vector stores */
+		case 0x2f:	/* AMO */
+			br->new_type = PERF_BR_NEW_FAULT_DATA;
+		}
+		return;
+	}
+	/* RVC: quadrant 0 but c.addi4spn, quadrant 2 *sp loads and stores */
+	if (((lo & 3) == 0 && lo >> 13) ||
+	    ((lo & 3) == 2 && (lo >> 13) != 0 && (lo >> 13) != 4))
+		br->new_type = PERF_BR_NEW_FAULT_DATA;
+}
+
+static u8 ctr_perf_type(unsigned int type)
+{
 	switch (type) {
 	case CTR_TYPE_EXCEPTION:
-		return PERF_BR_SYSCALL;
+		return PERF_BR_SYSCALL;		/* refined by ctr_exception_type() */
 	case CTR_TYPE_INTERRUPT:
 		return PERF_BR_IRQ;
 	case CTR_TYPE_TRAP_RETURN:
@@ -755,32 +820,27 @@ static u64 ctr_cycles(u64 data)
 	return (BIT_ULL(12) + ccm) << (cce - 1);
 }
 
-static bool ctr_kernel_addr(u64 addr)
-{
-	return addr >= TASK_SIZE_64;
-}
-
 /* One entry, whole: the entries array is shared by all events of the CPU. */
 static void ctr_decode(struct perf_branch_entry *br, const struct ctr_raw *e,
 		       u64 bst)
 {
-	u8 new_type;
+	unsigned int type = FIELD_GET(CTRDATA_TYPE, e->data);
 
 	*br = (struct perf_branch_entry){
 		.from = e->src & ~CTRSOURCE_V,
 		.to = e->dst & ~CTRTARGET_MISP,
 		.spec = PERF_BR_SPEC_NA,
 		.priv = PERF_BR_PRIV_UNKNOWN,
-		.type = ctr_perf_type(FIELD_GET(CTRDATA_TYPE, e->data),
-				      &new_type),
+		.type = ctr_perf_type(type),
 	};
-	br->new_type = new_type;
 	if (ctr_has_misp && !(bst & PERF_SAMPLE_BRANCH_NO_FLAGS)) {
 		br->mispred = !!(e->dst & CTRTARGET_MISP);
 		br->predicted = !br->mispred;
 	}
 	if ((e->data & CTRDATA_CCV) && !(bst & PERF_SAMPLE_BRANCH_NO_CYCLES))
 		br->cycles = min_t(u64, ctr_cycles(e->data), U16_MAX);
+	if (type == CTR_TYPE_EXCEPTION)
+		ctr_exception_type(br->from, br);
 	if (bst & PERF_SAMPLE_BRANCH_PRIV_SAVE)
 		br->priv = ctr_kernel_addr(br->to ? br->to : br->from) ?
 			   PERF_BR_PRIV_KERNEL : PERF_BR_PRIV_USER;

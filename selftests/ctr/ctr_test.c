@@ -404,7 +404,8 @@ TEST_F_TIMEOUT(ctr, filters, 240)
 		  1 << PERF_BR_IND_CALL, "icall" },
 		{ "any_call", PERF_SAMPLE_BRANCH_ANY_CALL,
 		  1 << PERF_BR_CALL | 1 << PERF_BR_IND_CALL |
-		  1 << PERF_BR_SYSCALL | 1 << PERF_BR_IRQ, "icall" },
+		  1 << PERF_BR_SYSCALL | 1 << PERF_BR_IRQ |
+		  1 << PERF_BR_EXTEND_ABI, "icall" },
 		{ "any_return", PERF_SAMPLE_BRANCH_ANY_RETURN,
 		  1 << PERF_BR_RET | 1 << PERF_BR_ERET, "ret2" },
 		{ "cond", PERF_SAMPLE_BRANCH_COND, 1 << PERF_BR_COND, "back" },
@@ -884,6 +885,122 @@ TEST_F_TIMEOUT(ctr, priv_not_stale, 240)
 	EXPECT_EQ(0, other[0]);
 	EXPECT_EQ(0, user[1]);
 	EXPECT_LT(0, other[1]);
+}
+
+/* The instruction at a user address of this process (RVC or not). */
+static uint32_t insn_at(uint64_t addr)
+{
+	uint16_t lo, hi = 0;
+
+	memcpy(&lo, (const void *)(uintptr_t)addr, sizeof(lo));
+	if ((lo & 3) == 3)
+		memcpy(&hi, (const void *)(uintptr_t)(addr + 2), sizeof(hi));
+	return (uint32_t)hi << 16 | lo;
+}
+
+/*
+ * Traps from user space: an ecall is a SYSCALL, a store that faults (fresh
+ * anonymous pages) is PERF_BR_EXTEND_ABI with new_type FAULT_DATA, and
+ * nothing that is not an ecall is called a system call.
+ */
+/* Counts the traps from user space in the samples, then drops them. */
+static unsigned long classify_traps(struct __test_metadata *_metadata,
+				    struct session *ss, unsigned long *sys,
+				    unsigned long *data_fault,
+				    unsigned long *inst_fault)
+{
+	unsigned long bad = 0;
+	size_t i, j;
+
+	for (i = 0; i < ss->nr; i++)
+		for (j = 0; j < ss->s[i].nr; j++) {
+			struct perf_branch_entry *e = &ss->s[i].br[j];
+			uint32_t insn;
+
+			/* traps from user space into the kernel */
+			if (KERNEL_ADDR(e->from) || !KERNEL_ADDR(e->to) ||
+			    e->type == PERF_BR_IRQ)
+				continue;
+			insn = insn_at(e->from);
+			if (e->type == PERF_BR_SYSCALL && insn == 0x73) {
+				(*sys)++;
+			} else if (e->type == PERF_BR_EXTEND_ABI &&
+				   e->new_type == PERF_BR_NEW_FAULT_DATA &&
+				   insn != 0x73) {
+				(*data_fault)++;
+			} else if (e->type == PERF_BR_EXTEND_ABI &&
+				   e->new_type == PERF_BR_NEW_FAULT_INST &&
+				   insn != 0x73) {
+				(*inst_fault)++;
+			} else if (bad++ < 5) {
+				TH_LOG("trap %#llx -> %#llx: type %u/%u, insn %#x",
+				       (unsigned long long)e->from,
+				       (unsigned long long)e->to, e->type,
+				       e->new_type, insn);
+			}
+		}
+	ss->nr = 0;
+	return bad;
+}
+
+/*
+ * Traps from user space: an ecall is a SYSCALL, a store that faults (a
+ * fresh anonymous page) is PERF_BR_EXTEND_ABI with new_type FAULT_DATA,
+ * and nothing that is not an ecall is called a system call. Kernel
+ * branches are recorded too (traps from U-mode are only recorded when
+ * S-mode is), so the user work between traps is kept short and the
+ * samples are looked at until both kinds were seen.
+ */
+TEST_F_TIMEOUT(ctr, trap_types, 240)
+{
+	unsigned long sys = 0, data_fault = 0, inst_fault = 0, bad = 0;
+	const size_t pages = 4096;
+	time_t end = time(NULL) + 60;
+	long psz = getpagesize();
+	unsigned long samples = 0;
+	volatile char *p = NULL;
+	struct session ss;
+	size_t next = pages;
+
+	ASSERT_EQ(0, session_open(&ss, PERF_SAMPLE_BRANCH_USER |
+				  PERF_SAMPLE_BRANCH_KERNEL |
+				  PERF_SAMPLE_BRANCH_ANY_CALL));
+	ioctl(ss.fd, PERF_EVENT_IOC_ENABLE, 0);
+	while ((!sys || !data_fault || samples < 40) && time(NULL) < end) {
+		int k;
+
+		for (k = 0; k < 64; k++) {
+			if (next == pages) {
+				if (p)
+					munmap((void *)p, pages * psz);
+				p = mmap(NULL, pages * psz,
+					 PROT_READ | PROT_WRITE,
+					 MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+				ASSERT_NE(MAP_FAILED, (void *)p);
+				next = 0;
+			}
+			p[next++ * psz] = 1;	/* a store page fault */
+			ctr_wl_loop(4, data);
+			syscall(__NR_getppid);
+			ctr_wl_loop(4, data);
+		}
+		session_drain(&ss);
+		samples += ss.nr;
+		bad += classify_traps(_metadata, &ss, &sys, &data_fault,
+				      &inst_fault);
+	}
+	ioctl(ss.fd, PERF_EVENT_IOC_DISABLE, 0);
+	session_drain(&ss);
+	samples += ss.nr;
+	bad += classify_traps(_metadata, &ss, &sys, &data_fault, &inst_fault);
+	if (p)
+		munmap((void *)p, pages * psz);
+	TH_LOG("%lu samples: %lu system calls, %lu data faults, %lu instruction faults, %lu wrong",
+	       samples, sys, data_fault, inst_fault, bad);
+	EXPECT_LT(0, sys);
+	EXPECT_LT(0, data_fault);
+	EXPECT_EQ(0, bad);
+	session_close(&ss);
 }
 
 static int set_online(int cpu, int on)

@@ -477,6 +477,28 @@ void riscv_ctr_dying_cpu(void)
 		ctr_disable();
 }
 
+/**
+ * riscv_ctr_cpu_pm_exit() - program CTR again after a low power state
+ *
+ * Called from the SBI PMU driver's CPU_PM_EXIT notifier. A non-retentive
+ * suspend loses sctrdepth and sctrctl; the buffer content is gone anyway,
+ * so the depth is written again and, while events record on this CPU,
+ * their sctrctl value on an empty buffer.
+ */
+void riscv_ctr_cpu_pm_exit(void)
+{
+	struct ctr_cpu *cc;
+
+	if (!ctr_present)
+		return;
+	cc = this_cpu_ptr(ctr_cpus);
+	ctr_write_depth(ctr_enc);
+	csr_write(CSR_SCTRCTL, 0);
+	ctr_clear();
+	if (cc->users)
+		csr_write(CSR_SCTRCTL, cc->ctl);
+}
+
 static void ctr_event_destroy(struct perf_event *event)
 {
 	unsigned long flags;

@@ -32,7 +32,9 @@
 #include <linux/spinlock.h>
 #include <linux/sysfs.h>
 #include <linux/uaccess.h>
+#include <asm/asm-extable.h>
 #include <asm/csr.h>
+#include <asm/hwcap.h>
 #include <asm/pgtable.h>
 
 #define CSR_SCTRCTL		0x14e
@@ -260,7 +262,8 @@ static void ctr_disable(void)
 	ctr_clear();
 }
 
-static bool ctr_dt_has_ssctr(void)
+/* An extension in every possible CPU's riscv,isa-extensions. */
+static bool ctr_dt_has(const char *ext)
 {
 	struct device_node *np;
 	int cpu;
@@ -270,7 +273,7 @@ static bool ctr_dt_has_ssctr(void)
 		if (!np)
 			return false;
 		if (of_property_match_string(np, "riscv,isa-extensions",
-					     "ssctr") < 0) {
+					     ext) < 0) {
 			of_node_put(np);
 			return false;
 		}
@@ -278,6 +281,47 @@ static bool ctr_dt_has_ssctr(void)
 	}
 	return true;
 }
+
+/*
+ * The kernel's ISA extension detection where it knows the extension (it
+ * validates the device tree and ACPI and takes what every hart has); the
+ * device tree string otherwise (Linux 7.3 knows Sscsrind, not Ssctr).
+ */
+static bool ctr_isa_has_ssctr(void)
+{
+#ifdef RISCV_ISA_EXT_SSCTR
+	return riscv_isa_extension_available(NULL, SSCTR);
+#else
+	return ctr_dt_has("ssctr");
+#endif
+}
+
+static bool ctr_isa_has_sscsrind(void)
+{
+#ifdef RISCV_ISA_EXT_SSCSRIND
+	return riscv_isa_extension_available(NULL, SSCSRIND);
+#else
+	return ctr_dt_has("sscsrind");
+#endif
+}
+
+/*
+ * Reads a CSR with an exception fixup: 0, or -EFAULT (written to a5 by the
+ * fixup) when the access trapped. S-mode CTR and Sscsrind accesses raise
+ * an illegal-instruction exception unless M-mode set mstateen0.CTR (and
+ * .CSRIND); firmware that predates Smctr leaves them clear.
+ */
+#define ctr_csr_try_read(csr)						\
+({									\
+	register long __err asm("a5") = 0;				\
+	unsigned long __val;						\
+									\
+	asm volatile ("1:	csrr	%[val], " __stringify(csr) "\n"	\
+		      "2:\n"						\
+		      _ASM_EXTABLE_UACCESS_ERR(1b, 2b, a5)		\
+		      : "+r" (__err), [val] "=r" (__val));		\
+	__err;								\
+})
 
 /* Write/read-back probe of what this hart implements; CTR left off. */
 static void ctr_probe_hw(void)
@@ -419,30 +463,46 @@ static void ctr_sched_task_hook(struct perf_event_pmu_context *pmu_ctx,
  * riscv_ctr_init_pmu() - detect CTR and hook it into a PMU
  * @pmu: the SBI PMU, before perf_pmu_register()
  *
- * Looks for Ssctr in every CPU's riscv,isa-extensions, probes the boot hart
- * and, when CTR is usable, installs the context switch callback. Must be
- * called once, with the overflow interrupt available.
+ * Looks for Ssctr and Sscsrind on every CPU, checks that S-mode may access
+ * them, probes the boot hart and, when CTR is usable, installs the context
+ * switch callback. Must be called once, with the overflow interrupt
+ * available.
  *
  * Return: true when branch stack sampling is available.
  */
 bool riscv_ctr_init_pmu(struct pmu *pmu)
 {
-	if (!IS_ENABLED(CONFIG_64BIT) || !ctr_dt_has_ssctr())
+	bool usable;
+
+	if (!IS_ENABLED(CONFIG_64BIT) || !ctr_isa_has_ssctr())
 		return false;
+	if (!ctr_isa_has_sscsrind()) {
+		pr_info("Ssctr without Sscsrind, not using CTR\n");
+		return false;
+	}
+
+	/* Trap-guarded first access, then the probe, on one hart. */
+	preempt_disable();
+	usable = !ctr_csr_try_read(CSR_SCTRCTL) &&
+		 !ctr_csr_try_read(CTR_CSR_SISELECT);
+	if (usable)
+		ctr_probe_hw();
+	preempt_enable();
+	if (!usable) {
+		pr_info("CTR CSRs trap in S-mode (firmware left mstateen0.CTR or CSRIND clear?), not using CTR\n");
+		return false;
+	}
+	if (!(ctr_ctl_ok & CTRCTL_LCOFIFRZ) || !(ctr_ctl_ok & CTRCTL_U) ||
+	    !ctr_enc_ok) {
+		pr_warn("sctrctl %#llx lacks LCOFIFRZ or U, or no sctrdepth value reads back, not using CTR\n",
+			ctr_ctl_ok);
+		return false;
+	}
 
 	ctr_cpus = alloc_percpu(struct ctr_cpu);
 	if (!ctr_cpus)
 		return false;
 
-	ctr_probe_hw();
-	if (!(ctr_ctl_ok & CTRCTL_LCOFIFRZ) || !(ctr_ctl_ok & CTRCTL_U) ||
-	    !ctr_enc_ok) {
-		pr_warn("sctrctl %#llx lacks LCOFIFRZ or U, or no sctrdepth value reads back, not using CTR\n",
-			ctr_ctl_ok);
-		free_percpu(ctr_cpus);
-		ctr_cpus = NULL;
-		return false;
-	}
 	/* Every CPU gets the depth from the hotplug starting callback. */
 	ctr_enc = ctr_enc_for(ctr_depth_param);
 	ctr_present = true;

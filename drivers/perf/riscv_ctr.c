@@ -145,17 +145,22 @@ struct ctr_raw {
 	u64 data;
 };
 
-/* Per-task call stack kept across context switches (CALL_STACK events). */
-struct ctr_saved {
-	const struct task_struct *owner;	/* compared, never dereferenced */
-	unsigned long status;
-	unsigned int nr;
-	struct ctr_raw e[] __counted_by(nr);
+/*
+ * A task's call stack kept across its context switches (CALL_STACK
+ * events), allocated by perf core from pmu->task_ctx_cache: per task
+ * (task_struct::perf_ctx_data) on mainline, per task context
+ * (perf_event_pmu_context::task_ctx_data, which perf swaps with the
+ * context) on kernels before 6.15. Sized for the hardware's largest depth.
+ */
+struct ctr_task_ctx {
+	unsigned int nr;		/* saved entries, 0: nothing saved */
+	unsigned long wrptr;
+	struct ctr_raw e[];
 };
 
 struct ctr_cpu {
-	struct perf_event *event;	/* the last event added on this CPU */
 	unsigned int users;
+	unsigned int callstack_users;	/* CALL_STACK events added */
 	unsigned int enc;		/* sctrdepth read back on this CPU */
 	u64 ctl;
 	struct perf_branch_stack stack;
@@ -163,6 +168,7 @@ struct ctr_cpu {
 };
 
 static struct ctr_cpu __percpu *ctr_cpus;
+static struct kmem_cache *ctr_task_ctx_cache;
 static bool ctr_present;
 static u64 ctr_ctl_ok;			/* implemented sctrctl bits */
 static unsigned int ctr_enc_ok;		/* bit n: DEPTH encoding n reads back */
@@ -465,13 +471,14 @@ static void ctr_sched_task_hook(struct perf_event_pmu_context *pmu_ctx,
  *
  * Looks for Ssctr and Sscsrind on every CPU, checks that S-mode may access
  * them, probes the boot hart and, when CTR is usable, installs the context
- * switch callback. Must be called once, with the overflow interrupt
- * available.
+ * switch callback and the cache for per-task call stacks. Must be called
+ * once, with the overflow interrupt available.
  *
  * Return: true when branch stack sampling is available.
  */
 bool riscv_ctr_init_pmu(struct pmu *pmu)
 {
+	unsigned int max;
 	bool usable;
 
 	if (!IS_ENABLED(CONFIG_64BIT) || !ctr_isa_has_ssctr())
@@ -499,18 +506,28 @@ bool riscv_ctr_init_pmu(struct pmu *pmu)
 		return false;
 	}
 
+	max = ctr_depth_entries(ctr_max_enc);
 	ctr_cpus = alloc_percpu(struct ctr_cpu);
-	if (!ctr_cpus)
+	ctr_task_ctx_cache = kmem_cache_create("riscv_ctr_task_ctx",
+					       struct_size_t(struct ctr_task_ctx,
+							     e, max),
+					       0, 0, NULL);
+	if (!ctr_cpus || !ctr_task_ctx_cache) {
+		free_percpu(ctr_cpus);
+		ctr_cpus = NULL;
+		kmem_cache_destroy(ctr_task_ctx_cache);
+		ctr_task_ctx_cache = NULL;
 		return false;
+	}
 
 	/* Every CPU gets the depth from the hotplug starting callback. */
 	ctr_enc = ctr_enc_for(ctr_depth_param);
 	ctr_present = true;
 	pmu->sched_task = ctr_sched_task_hook;
+	pmu->task_ctx_cache = ctr_task_ctx_cache;
 	pr_info("depth %u (max %u, DEPTH values %#x), sctrctl %#llx%s%s\n",
-		ctr_depth_entries(ctr_enc), ctr_depth_entries(ctr_max_enc),
-		ctr_enc_ok, ctr_ctl_ok, ctr_has_misp ? ", misp" : "",
-		ctr_has_cc ? ", cycles" : "");
+		ctr_depth_entries(ctr_enc), max, ctr_enc_ok, ctr_ctl_ok,
+		ctr_has_misp ? ", misp" : "", ctr_has_cc ? ", cycles" : "");
 	return true;
 }
 
@@ -563,8 +580,6 @@ static void ctr_event_destroy(struct perf_event *event)
 {
 	unsigned long flags;
 
-	kfree(event->pmu_private);
-	event->pmu_private = NULL;
 	spin_lock_irqsave(&ctr_lock, flags);
 	ctr_nr_events--;
 	spin_unlock_irqrestore(&ctr_lock, flags);
@@ -641,7 +656,7 @@ static s64 ctr_filter(struct perf_event *event)
 int riscv_ctr_event_init(struct perf_event *event)
 {
 	unsigned long flags;
-	bool save, busy;
+	bool busy;
 	s64 ctl;
 
 	if (!ctr_present)
@@ -656,28 +671,57 @@ int riscv_ctr_event_init(struct perf_event *event)
 		return ctl;
 	event->hw.extra_reg.config = ctl;
 
-	save = (ctl & CTRCTL_RASEMU) && (event->attach_state & PERF_ATTACH_TASK);
-	if (save) {
-		struct ctr_saved *s;
-
-		s = kzalloc(struct_size(s, e, CTR_MAX_DEPTH), GFP_KERNEL);
-		if (!s)
-			return -ENOMEM;
-		event->pmu_private = s;
-	}
-
 	spin_lock_irqsave(&ctr_lock, flags);
 	busy = ctr_reconfiguring;
 	if (!busy)
 		ctr_nr_events++;
 	spin_unlock_irqrestore(&ctr_lock, flags);
-	if (busy) {
-		kfree(event->pmu_private);
-		event->pmu_private = NULL;
+	if (busy)
 		return -EBUSY;
-	}
 	event->destroy = ctr_event_destroy;
+	/*
+	 * Call stacks are saved per task across context switches: perf core
+	 * then allocates the task's data from pmu->task_ctx_cache. Set last,
+	 * on success only: mainline detaches the data of a failed event that
+	 * has the flag.
+	 */
+	if (ctl & CTRCTL_RASEMU)
+		event->attach_state |= PERF_ATTACH_TASK_DATA;
 	return 0;
+}
+
+/*
+ * The call stack data of a task context: under rcu_read_lock() or with
+ * interrupts off. @pmu_ctx is the task's PMU context (old kernels), @task
+ * the task (mainline); either may be NULL for CPU-wide events.
+ */
+static struct ctr_task_ctx *ctr_task_data(struct perf_event_pmu_context *pmu_ctx,
+					  struct task_struct *task)
+{
+#ifdef HAVE_EPC_TASK_CTX_DATA
+	return pmu_ctx ? pmu_ctx->task_ctx_data : NULL;
+#else
+	struct perf_ctx_data *cd;
+
+	if (!task)
+		return NULL;
+	cd = rcu_dereference(task->perf_ctx_data);
+	return cd ? cd->data : NULL;
+#endif
+}
+
+/*
+ * CALL_STACK events added on this CPU: those of the running task's context
+ * and CPU-wide ones. They are counted per CPU, not per task: when perf
+ * swaps the cloned contexts of a parent and child, the events of one run
+ * on behalf of the other without being added again, and the stack to keep
+ * is the running task's whichever context is in.
+ */
+static void ctr_callstack_account(struct ctr_cpu *cc, struct perf_event *event,
+				  int delta)
+{
+	if (event->hw.extra_reg.config & CTRCTL_RASEMU)
+		cc->callstack_users += delta;
 }
 
 /**
@@ -702,7 +746,7 @@ int riscv_ctr_add(struct perf_event *event)
 		csr_write(CSR_SCTRCTL, ctl);
 	}
 	cc->users++;
-	cc->event = event;
+	ctr_callstack_account(cc, event, 1);
 	perf_sched_cb_inc(event->pmu);
 	return 0;
 }
@@ -718,8 +762,7 @@ void riscv_ctr_del(struct perf_event *event)
 	if (WARN_ON_ONCE(!cc->users))
 		return;
 	perf_sched_cb_dec(event->pmu);
-	if (cc->event == event)
-		cc->event = NULL;
+	ctr_callstack_account(cc, event, -1);
 	if (!--cc->users)
 		ctr_disable();
 }
@@ -729,18 +772,17 @@ static unsigned int ctr_depth(struct ctr_cpu *cc)
 	return ctr_depth_entries(cc->enc);
 }
 
-static void ctr_save(struct ctr_saved *s)
+static void ctr_save(struct ctr_cpu *cc, struct ctr_task_ctx *tc)
 {
 	unsigned long status;
 
 	/* one csrrs: no recorded transfer can slip between read and write */
 	status = csr_read_set(CSR_SCTRSTATUS, CTRSTATUS_FROZEN);
-	s->nr = ctr_read_all(s->e, ctr_depth(this_cpu_ptr(ctr_cpus)));
-	s->status = status & CTRSTATUS_WRPTR;
-	s->owner = current;
+	tc->nr = ctr_read_all(tc->e, ctr_depth(cc));
+	tc->wrptr = status & CTRSTATUS_WRPTR;
 }
 
-static void ctr_restore(struct ctr_saved *s)
+static void ctr_restore(struct ctr_task_ctx *tc)
 {
 	unsigned long flags, sel;
 	unsigned int i;
@@ -748,49 +790,54 @@ static void ctr_restore(struct ctr_saved *s)
 	local_irq_save(flags);
 	ctr_clear();
 	/* WRPTR first, so that logical entries land where they were. */
-	csr_write(CSR_SCTRSTATUS, s->status | CTRSTATUS_FROZEN);
+	csr_write(CSR_SCTRSTATUS, tc->wrptr | CTRSTATUS_FROZEN);
 	sel = csr_read(CTR_CSR_SISELECT);
-	for (i = 0; i < s->nr; i++)
-		ctr_write_entry(i, &s->e[i]);
+	for (i = 0; i < tc->nr; i++)
+		ctr_write_entry(i, &tc->e[i]);
 	csr_write(CTR_CSR_SISELECT, sel);
-	csr_write(CSR_SCTRSTATUS, s->status);
+	csr_write(CSR_SCTRSTATUS, tc->wrptr);
 	local_irq_restore(flags);
 }
 
 /**
  * riscv_ctr_sched_task() - context switch callback of the PMU
- * @pmu_ctx: perf's PMU context (unused)
- * @task: the task being switched in or out (unused: this is current)
+ * @pmu_ctx: perf's PMU context of the task (or of the CPU)
+ * @task: the task being switched in or out
  * @sched_in: true when the next task is being switched in
  *
  * A task switched in starts with an empty buffer, except that a task's
  * own call stack (CALL_STACK events) is saved at switch out and put back.
+ * The saved stack lives in data perf core keeps with the task (mainline)
+ * or swaps with its context (old kernels), so a stack goes back to the
+ * task it came from, cloned contexts swapped between parent and child
+ * included.
  */
 void riscv_ctr_sched_task(struct perf_event_pmu_context *pmu_ctx,
 			  struct task_struct *task, bool sched_in)
 {
 	struct ctr_cpu *cc = this_cpu_ptr(ctr_cpus);
-	struct ctr_saved *s;
+	struct ctr_task_ctx *tc;
+	bool callstack;
 
 	if (!cc->users)
 		return;
-	s = cc->event ? cc->event->pmu_private : NULL;
+	rcu_read_lock();
+	tc = ctr_task_data(pmu_ctx, task);
+	callstack = tc && cc->callstack_users;
 	if (!sched_in) {
-		if (s)
-			ctr_save(s);
-		return;
+		if (callstack)
+			ctr_save(cc, tc);
+		else if (tc)
+			tc->nr = 0;
+	} else {
+		if (callstack && tc->nr)
+			ctr_restore(tc);
+		else
+			ctr_clear();
+		if (tc)
+			tc->nr = 0;
 	}
-	/*
-	 * The owner check catches perf swapping cloned contexts between
-	 * parent and child without rescheduling their events: the stack
-	 * saved for one task must not show up in the other.
-	 */
-	if (s && s->owner == current && s->nr)
-		ctr_restore(s);
-	else
-		ctr_clear();
-	if (s)
-		s->nr = 0;
+	rcu_read_unlock();
 }
 
 static bool ctr_kernel_addr(u64 addr)

@@ -1003,6 +1003,72 @@ TEST_F_TIMEOUT(ctr, trap_types, 240)
 	session_close(&ss);
 }
 
+/*
+ * A CALL_STACK event inherited by a child: parent and child run the call
+ * chain on one hart, and perf swaps their cloned contexts at the switches
+ * between them without switching the events. Each task must get its own
+ * stack back: every sample in ctr_cs_c carries the two calls above it.
+ */
+TEST_F_TIMEOUT(ctr, call_stack_inherited, 240)
+{
+	unsigned long good = 0, inside = 0;
+	struct session ss;
+	time_t end;
+	pid_t child;
+	size_t i;
+	int err;
+
+	ASSERT_EQ(0, pin_to(0));
+	memset(&ss, 0, sizeof(ss));
+	ss.bst = PERF_SAMPLE_BRANCH_USER | PERF_SAMPLE_BRANCH_CALL_STACK;
+	/* on hart 0: perf maps no buffer of an inherited event on any CPU */
+	ss.fd = open_event_cpu(ss.bst, 0, 0, 1, &err);
+	if (ss.fd < 0 && err == EOPNOTSUPP)
+		SKIP(return, "no RAS emulation (sctrctl.RASEMU) in this CTR");
+	ASSERT_LE(0, ss.fd);
+	ss.rb_size = (RB_PAGES + 1) * getpagesize();
+	ss.rb = mmap(NULL, ss.rb_size, PROT_READ | PROT_WRITE, MAP_SHARED,
+		     ss.fd, 0);
+	ASSERT_NE(MAP_FAILED, ss.rb);
+	ioctl(ss.fd, PERF_EVENT_IOC_ENABLE, 0);
+	end = time(NULL) + 20;
+	child = fork();
+	ASSERT_LE(0, child);
+	if (child == 0) {
+		while (time(NULL) < end)
+			ctr_cs_a(1000000);
+		_exit(0);
+	}
+	do {
+		ctr_cs_a(1000000);
+		session_drain(&ss);
+	} while (ss.nr < 200 && time(NULL) < end);
+	kill(child, SIGKILL);
+	waitpid(child, NULL, 0);
+	ioctl(ss.fd, PERF_EVENT_IOC_DISABLE, 0);
+	session_drain(&ss);
+	unpin();
+	for (i = 0; i < ss.nr; i++) {
+		struct sample *s = &ss.s[i];
+
+		if (s->ip < (uintptr_t)ctr_cs_c ||
+		    s->ip >= (uintptr_t)ctr_cs_c_end)
+			continue;
+		inside++;
+		if (s->nr >= 2 &&
+		    s->br[0].from == (uintptr_t)ctr_cs_b_call &&
+		    s->br[0].to == (uintptr_t)ctr_cs_c &&
+		    s->br[1].from == (uintptr_t)ctr_cs_a_call &&
+		    s->br[1].to == (uintptr_t)ctr_cs_b)
+			good++;
+	}
+	TH_LOG("%zu samples of parent and child, %lu in ctr_cs_c, %lu with the call stack",
+	       ss.nr, inside, good);
+	EXPECT_LE(20, inside);
+	EXPECT_EQ(inside, good);
+	session_close(&ss);
+}
+
 static int set_online(int cpu, int on)
 {
 	char path[64];

@@ -256,10 +256,11 @@ static unsigned int ctr_read_all(struct ctr_raw *e, unsigned int max)
 	return n;
 }
 
+/* Empty buffer, recording not frozen; other sctrstatus bits are kept. */
 static void ctr_clear(void)
 {
 	ctr_sctrclr();
-	csr_write(CSR_SCTRSTATUS, 0);
+	csr_clear(CSR_SCTRSTATUS, CTRSTATUS_WRPTR | CTRSTATUS_FROZEN);
 }
 
 static void ctr_disable(void)
@@ -784,18 +785,23 @@ static void ctr_save(struct ctr_cpu *cc, struct ctr_task_ctx *tc)
 
 static void ctr_restore(struct ctr_task_ctx *tc)
 {
-	unsigned long flags, sel;
+	unsigned long flags, sel, status;
 	unsigned int i;
 
 	local_irq_save(flags);
-	ctr_clear();
-	/* WRPTR first, so that logical entries land where they were. */
-	csr_write(CSR_SCTRSTATUS, tc->wrptr | CTRSTATUS_FROZEN);
+	ctr_sctrclr();
+	/*
+	 * WRPTR first, so that logical entries land where they were; frozen
+	 * meanwhile, so a read-modify-write keeps the bits we do not know.
+	 */
+	csr_set(CSR_SCTRSTATUS, CTRSTATUS_FROZEN);
+	status = csr_read(CSR_SCTRSTATUS) & ~CTRSTATUS_WRPTR;
+	csr_write(CSR_SCTRSTATUS, status | tc->wrptr);
 	sel = csr_read(CTR_CSR_SISELECT);
 	for (i = 0; i < tc->nr; i++)
 		ctr_write_entry(i, &tc->e[i]);
 	csr_write(CTR_CSR_SISELECT, sel);
-	csr_write(CSR_SCTRSTATUS, tc->wrptr);
+	csr_clear(CSR_SCTRSTATUS, CTRSTATUS_FROZEN);
 	local_irq_restore(flags);
 }
 

@@ -31,7 +31,10 @@
 #include <linux/slab.h>
 #include <linux/spinlock.h>
 #include <linux/sysfs.h>
+#include <linux/uaccess.h>
+#include <asm/asm-extable.h>
 #include <asm/csr.h>
+#include <asm/hwcap.h>
 #include <asm/pgtable.h>
 
 #define CSR_SCTRCTL		0x14e
@@ -112,6 +115,9 @@ enum {
 
 #define CTR_MAX_DEPTH		256
 
+/* ecall; other exceptions are told apart by the instruction that trapped */
+#define CTR_INSN_ECALL		0x00000073U
+
 /* SCTRCLR; the assembler may not know the mnemonic. */
 static __always_inline void ctr_sctrclr(void)
 {
@@ -139,27 +145,35 @@ struct ctr_raw {
 	u64 data;
 };
 
-/* Per-task call stack kept across context switches (CALL_STACK events). */
-struct ctr_saved {
-	const struct task_struct *owner;	/* compared, never dereferenced */
-	unsigned long status;
-	unsigned int nr;
-	struct ctr_raw e[] __counted_by(nr);
+/*
+ * A task's call stack kept across its context switches (CALL_STACK
+ * events), allocated by perf core from pmu->task_ctx_cache: per task
+ * (task_struct::perf_ctx_data) on mainline, per task context
+ * (perf_event_pmu_context::task_ctx_data, which perf swaps with the
+ * context) on kernels before 6.15. Sized for the hardware's largest depth.
+ */
+struct ctr_task_ctx {
+	unsigned int nr;		/* saved entries, 0: nothing saved */
+	unsigned long wrptr;
+	struct ctr_raw e[];
 };
 
 struct ctr_cpu {
-	struct perf_event *event;	/* the last event added on this CPU */
 	unsigned int users;
+	unsigned int callstack_users;	/* CALL_STACK events added */
+	unsigned int enc;		/* sctrdepth read back on this CPU */
 	u64 ctl;
 	struct perf_branch_stack stack;
 	struct perf_branch_entry entries[CTR_MAX_DEPTH];
 };
 
 static struct ctr_cpu __percpu *ctr_cpus;
+static struct kmem_cache *ctr_task_ctx_cache;
 static bool ctr_present;
 static u64 ctr_ctl_ok;			/* implemented sctrctl bits */
+static unsigned int ctr_enc_ok;		/* bit n: DEPTH encoding n reads back */
 static unsigned int ctr_max_enc;	/* largest accepted DEPTH encoding */
-static unsigned int ctr_enc;		/* DEPTH encoding in use */
+static unsigned int ctr_enc;		/* DEPTH encoding asked for */
 static bool ctr_has_misp;
 static bool ctr_has_cc;
 
@@ -172,14 +186,35 @@ static unsigned int ctr_depth_entries(unsigned int enc)
 	return 16U << enc;
 }
 
-/* Largest supported encoding whose depth does not exceed @entries. */
+/*
+ * Largest accepted encoding whose depth does not exceed @entries, else the
+ * smallest accepted one. The accepted encodings need not be contiguous.
+ */
 static unsigned int ctr_enc_for(unsigned int entries)
 {
-	unsigned int enc = 0;
+	unsigned int enc, best = __ffs(ctr_enc_ok);
 
-	while (enc < ctr_max_enc && ctr_depth_entries(enc + 1) <= entries)
-		enc++;
-	return enc;
+	for (enc = 0; enc <= CTRDEPTH_MAX_ENC; enc++)
+		if ((ctr_enc_ok & BIT(enc)) && ctr_depth_entries(enc) <= entries)
+			best = enc;
+	return best;
+}
+
+/*
+ * Writes sctrdepth on this CPU and keeps what the hardware took (WARL): the
+ * depth used for reading, saving and hw_idx is always the one read back.
+ */
+static void ctr_write_depth(unsigned int enc)
+{
+	struct ctr_cpu *cc = this_cpu_ptr(ctr_cpus);
+
+	csr_write(CSR_SCTRDEPTH, enc);
+	cc->enc = csr_read(CSR_SCTRDEPTH) & CTRDEPTH_MASK;
+	if (cc->enc != enc || !(ctr_enc_ok & BIT(cc->enc)))
+		pr_warn_once("CPU%d: sctrdepth %u written, %u read back\n",
+			     smp_processor_id(), enc, cc->enc);
+	if (!(ctr_enc_ok & BIT(cc->enc)))
+		cc->enc = __ffs(ctr_enc_ok);
 }
 
 /*
@@ -221,10 +256,11 @@ static unsigned int ctr_read_all(struct ctr_raw *e, unsigned int max)
 	return n;
 }
 
+/* Empty buffer, recording not frozen; other sctrstatus bits are kept. */
 static void ctr_clear(void)
 {
 	ctr_sctrclr();
-	csr_write(CSR_SCTRSTATUS, 0);
+	csr_clear(CSR_SCTRSTATUS, CTRSTATUS_WRPTR | CTRSTATUS_FROZEN);
 }
 
 static void ctr_disable(void)
@@ -233,7 +269,8 @@ static void ctr_disable(void)
 	ctr_clear();
 }
 
-static bool ctr_dt_has_ssctr(void)
+/* An extension in every possible CPU's riscv,isa-extensions. */
+static bool ctr_dt_has(const char *ext)
 {
 	struct device_node *np;
 	int cpu;
@@ -243,7 +280,7 @@ static bool ctr_dt_has_ssctr(void)
 		if (!np)
 			return false;
 		if (of_property_match_string(np, "riscv,isa-extensions",
-					     "ssctr") < 0) {
+					     ext) < 0) {
 			of_node_put(np);
 			return false;
 		}
@@ -251,6 +288,47 @@ static bool ctr_dt_has_ssctr(void)
 	}
 	return true;
 }
+
+/*
+ * The kernel's ISA extension detection where it knows the extension (it
+ * validates the device tree and ACPI and takes what every hart has); the
+ * device tree string otherwise (Linux 7.3 knows Sscsrind, not Ssctr).
+ */
+static bool ctr_isa_has_ssctr(void)
+{
+#ifdef RISCV_ISA_EXT_SSCTR
+	return riscv_isa_extension_available(NULL, SSCTR);
+#else
+	return ctr_dt_has("ssctr");
+#endif
+}
+
+static bool ctr_isa_has_sscsrind(void)
+{
+#ifdef RISCV_ISA_EXT_SSCSRIND
+	return riscv_isa_extension_available(NULL, SSCSRIND);
+#else
+	return ctr_dt_has("sscsrind");
+#endif
+}
+
+/*
+ * Reads a CSR with an exception fixup: 0, or -EFAULT (written to a5 by the
+ * fixup) when the access trapped. S-mode CTR and Sscsrind accesses raise
+ * an illegal-instruction exception unless M-mode set mstateen0.CTR (and
+ * .CSRIND); firmware that predates Smctr leaves them clear.
+ */
+#define ctr_csr_try_read(csr)						\
+({									\
+	register long __err asm("a5") = 0;				\
+	unsigned long __val;						\
+									\
+	asm volatile ("1:	csrr	%[val], " __stringify(csr) "\n"	\
+		      "2:\n"						\
+		      _ASM_EXTABLE_UACCESS_ERR(1b, 2b, a5)		\
+		      : "+r" (__err), [val] "=r" (__val));		\
+	__err;								\
+})
 
 /* Write/read-back probe of what this hart implements; CTR left off. */
 static void ctr_probe_hw(void)
@@ -264,11 +342,14 @@ static void ctr_probe_hw(void)
 	ctr_ctl_ok = csr_read(CSR_SCTRCTL) & CTRCTL_PROBE;
 	csr_write(CSR_SCTRCTL, 0);
 
+	/* WARL: only the encodings that read back as written are usable */
+	ctr_enc_ok = 0;
 	for (enc = 0; enc <= CTRDEPTH_MAX_ENC; enc++) {
 		csr_write(CSR_SCTRDEPTH, enc);
 		if ((csr_read(CSR_SCTRDEPTH) & CTRDEPTH_MASK) == enc)
-			ctr_max_enc = enc;
+			ctr_enc_ok |= BIT(enc);
 	}
+	ctr_max_enc = ctr_enc_ok ? __fls(ctr_enc_ok) : 0;
 
 	/* MISP and the cycle count are WARL fields of writable entries. */
 	sel = csr_read(CTR_CSR_SISELECT);
@@ -288,7 +369,7 @@ static unsigned int ctr_depth_param = CTR_MAX_DEPTH;
 
 static void ctr_set_depth_cpu(void *unused)
 {
-	csr_write(CSR_SCTRDEPTH, ctr_enc);
+	ctr_write_depth(ctr_enc);
 	ctr_disable();
 }
 
@@ -330,11 +411,16 @@ static int ctr_depth_set(const char *val, const struct kernel_param *kp)
 	return 0;
 }
 
+/* The depth this CPU's sctrdepth reads back. */
 static int ctr_depth_get(char *buf, const struct kernel_param *kp)
 {
+	unsigned int enc;
+
 	if (!ctr_present)
 		return sysfs_emit(buf, "0\n");
-	return sysfs_emit(buf, "%u\n", ctr_depth_entries(ctr_enc));
+	enc = get_cpu_ptr(ctr_cpus)->enc;
+	put_cpu_ptr(ctr_cpus);
+	return sysfs_emit(buf, "%u\n", ctr_depth_entries(enc));
 }
 
 static const struct kernel_param_ops ctr_depth_ops = {
@@ -384,37 +470,65 @@ static void ctr_sched_task_hook(struct perf_event_pmu_context *pmu_ctx,
  * riscv_ctr_init_pmu() - detect CTR and hook it into a PMU
  * @pmu: the SBI PMU, before perf_pmu_register()
  *
- * Looks for Ssctr in every CPU's riscv,isa-extensions, probes the boot hart
- * and, when CTR is usable, installs the context switch callback. Must be
- * called once, with the overflow interrupt available.
+ * Looks for Ssctr and Sscsrind on every CPU, checks that S-mode may access
+ * them, probes the boot hart and, when CTR is usable, installs the context
+ * switch callback and the cache for per-task call stacks. Must be called
+ * once, with the overflow interrupt available.
  *
  * Return: true when branch stack sampling is available.
  */
 bool riscv_ctr_init_pmu(struct pmu *pmu)
 {
-	if (!IS_ENABLED(CONFIG_64BIT) || !ctr_dt_has_ssctr())
-		return false;
+	unsigned int max;
+	bool usable;
 
-	ctr_cpus = alloc_percpu(struct ctr_cpu);
-	if (!ctr_cpus)
+	if (!IS_ENABLED(CONFIG_64BIT) || !ctr_isa_has_ssctr())
 		return false;
-
-	ctr_probe_hw();
-	if (!(ctr_ctl_ok & CTRCTL_LCOFIFRZ) || !(ctr_ctl_ok & CTRCTL_U)) {
-		pr_warn("sctrctl lacks LCOFIFRZ or U (%#llx), not using CTR\n",
-			ctr_ctl_ok);
-		free_percpu(ctr_cpus);
-		ctr_cpus = NULL;
+	if (!ctr_isa_has_sscsrind()) {
+		pr_info("Ssctr without Sscsrind, not using CTR\n");
 		return false;
 	}
+
+	/* Trap-guarded first access, then the probe, on one hart. */
+	preempt_disable();
+	usable = !ctr_csr_try_read(CSR_SCTRCTL) &&
+		 !ctr_csr_try_read(CTR_CSR_SISELECT);
+	if (usable)
+		ctr_probe_hw();
+	preempt_enable();
+	if (!usable) {
+		pr_info("CTR CSRs trap in S-mode (firmware left mstateen0.CTR or CSRIND clear?), not using CTR\n");
+		return false;
+	}
+	if (!(ctr_ctl_ok & CTRCTL_LCOFIFRZ) || !(ctr_ctl_ok & CTRCTL_U) ||
+	    !ctr_enc_ok) {
+		pr_warn("sctrctl %#llx lacks LCOFIFRZ or U, or no sctrdepth value reads back, not using CTR\n",
+			ctr_ctl_ok);
+		return false;
+	}
+
+	max = ctr_depth_entries(ctr_max_enc);
+	ctr_cpus = alloc_percpu(struct ctr_cpu);
+	ctr_task_ctx_cache = kmem_cache_create("riscv_ctr_task_ctx",
+					       struct_size_t(struct ctr_task_ctx,
+							     e, max),
+					       0, 0, NULL);
+	if (!ctr_cpus || !ctr_task_ctx_cache) {
+		free_percpu(ctr_cpus);
+		ctr_cpus = NULL;
+		kmem_cache_destroy(ctr_task_ctx_cache);
+		ctr_task_ctx_cache = NULL;
+		return false;
+	}
+
+	/* Every CPU gets the depth from the hotplug starting callback. */
 	ctr_enc = ctr_enc_for(ctr_depth_param);
-	csr_write(CSR_SCTRDEPTH, ctr_enc);
 	ctr_present = true;
 	pmu->sched_task = ctr_sched_task_hook;
-	pr_info("depth %u (max %u), sctrctl %#llx%s%s\n",
-		ctr_depth_entries(ctr_enc), ctr_depth_entries(ctr_max_enc),
-		ctr_ctl_ok, ctr_has_misp ? ", misp" : "",
-		ctr_has_cc ? ", cycles" : "");
+	pmu->task_ctx_cache = ctr_task_ctx_cache;
+	pr_info("depth %u (max %u, DEPTH values %#x), sctrctl %#llx%s%s\n",
+		ctr_depth_entries(ctr_enc), max, ctr_enc_ok, ctr_ctl_ok,
+		ctr_has_misp ? ", misp" : "", ctr_has_cc ? ", cycles" : "");
 	return true;
 }
 
@@ -427,7 +541,7 @@ void riscv_ctr_starting_cpu(void)
 {
 	if (!ctr_present)
 		return;
-	csr_write(CSR_SCTRDEPTH, ctr_enc);
+	ctr_write_depth(ctr_enc);
 	ctr_disable();
 }
 
@@ -441,12 +555,32 @@ void riscv_ctr_dying_cpu(void)
 		ctr_disable();
 }
 
+/**
+ * riscv_ctr_cpu_pm_exit() - program CTR again after a low power state
+ *
+ * Called from the SBI PMU driver's CPU_PM_EXIT notifier. A non-retentive
+ * suspend loses sctrdepth and sctrctl; the buffer content is gone anyway,
+ * so the depth is written again and, while events record on this CPU,
+ * their sctrctl value on an empty buffer.
+ */
+void riscv_ctr_cpu_pm_exit(void)
+{
+	struct ctr_cpu *cc;
+
+	if (!ctr_present)
+		return;
+	cc = this_cpu_ptr(ctr_cpus);
+	ctr_write_depth(ctr_enc);
+	csr_write(CSR_SCTRCTL, 0);
+	ctr_clear();
+	if (cc->users)
+		csr_write(CSR_SCTRCTL, cc->ctl);
+}
+
 static void ctr_event_destroy(struct perf_event *event)
 {
 	unsigned long flags;
 
-	kfree(event->pmu_private);
-	event->pmu_private = NULL;
 	spin_lock_irqsave(&ctr_lock, flags);
 	ctr_nr_events--;
 	spin_unlock_irqrestore(&ctr_lock, flags);
@@ -523,7 +657,7 @@ static s64 ctr_filter(struct perf_event *event)
 int riscv_ctr_event_init(struct perf_event *event)
 {
 	unsigned long flags;
-	bool save, busy;
+	bool busy;
 	s64 ctl;
 
 	if (!ctr_present)
@@ -538,28 +672,57 @@ int riscv_ctr_event_init(struct perf_event *event)
 		return ctl;
 	event->hw.extra_reg.config = ctl;
 
-	save = (ctl & CTRCTL_RASEMU) && (event->attach_state & PERF_ATTACH_TASK);
-	if (save) {
-		struct ctr_saved *s;
-
-		s = kzalloc(struct_size(s, e, CTR_MAX_DEPTH), GFP_KERNEL);
-		if (!s)
-			return -ENOMEM;
-		event->pmu_private = s;
-	}
-
 	spin_lock_irqsave(&ctr_lock, flags);
 	busy = ctr_reconfiguring;
 	if (!busy)
 		ctr_nr_events++;
 	spin_unlock_irqrestore(&ctr_lock, flags);
-	if (busy) {
-		kfree(event->pmu_private);
-		event->pmu_private = NULL;
+	if (busy)
 		return -EBUSY;
-	}
 	event->destroy = ctr_event_destroy;
+	/*
+	 * Call stacks are saved per task across context switches: perf core
+	 * then allocates the task's data from pmu->task_ctx_cache. Set last,
+	 * on success only: mainline detaches the data of a failed event that
+	 * has the flag.
+	 */
+	if (ctl & CTRCTL_RASEMU)
+		event->attach_state |= PERF_ATTACH_TASK_DATA;
 	return 0;
+}
+
+/*
+ * The call stack data of a task context: under rcu_read_lock() or with
+ * interrupts off. @pmu_ctx is the task's PMU context (old kernels), @task
+ * the task (mainline); either may be NULL for CPU-wide events.
+ */
+static struct ctr_task_ctx *ctr_task_data(struct perf_event_pmu_context *pmu_ctx,
+					  struct task_struct *task)
+{
+#ifdef HAVE_EPC_TASK_CTX_DATA
+	return pmu_ctx ? pmu_ctx->task_ctx_data : NULL;
+#else
+	struct perf_ctx_data *cd;
+
+	if (!task)
+		return NULL;
+	cd = rcu_dereference(task->perf_ctx_data);
+	return cd ? cd->data : NULL;
+#endif
+}
+
+/*
+ * CALL_STACK events added on this CPU: those of the running task's context
+ * and CPU-wide ones. They are counted per CPU, not per task: when perf
+ * swaps the cloned contexts of a parent and child, the events of one run
+ * on behalf of the other without being added again, and the stack to keep
+ * is the running task's whichever context is in.
+ */
+static void ctr_callstack_account(struct ctr_cpu *cc, struct perf_event *event,
+				  int delta)
+{
+	if (event->hw.extra_reg.config & CTRCTL_RASEMU)
+		cc->callstack_users += delta;
 }
 
 /**
@@ -584,7 +747,7 @@ int riscv_ctr_add(struct perf_event *event)
 		csr_write(CSR_SCTRCTL, ctl);
 	}
 	cc->users++;
-	cc->event = event;
+	ctr_callstack_account(cc, event, 1);
 	perf_sched_cb_inc(event->pmu);
 	return 0;
 }
@@ -600,87 +763,156 @@ void riscv_ctr_del(struct perf_event *event)
 	if (WARN_ON_ONCE(!cc->users))
 		return;
 	perf_sched_cb_dec(event->pmu);
-	if (cc->event == event)
-		cc->event = NULL;
+	ctr_callstack_account(cc, event, -1);
 	if (!--cc->users)
 		ctr_disable();
 }
 
-static unsigned int ctr_depth(void)
+static unsigned int ctr_depth(struct ctr_cpu *cc)
 {
-	return ctr_depth_entries(ctr_enc);
+	return ctr_depth_entries(cc->enc);
 }
 
-static void ctr_save(struct ctr_saved *s)
+static void ctr_save(struct ctr_cpu *cc, struct ctr_task_ctx *tc)
 {
 	unsigned long status;
 
 	/* one csrrs: no recorded transfer can slip between read and write */
 	status = csr_read_set(CSR_SCTRSTATUS, CTRSTATUS_FROZEN);
-	s->nr = ctr_read_all(s->e, ctr_depth());
-	s->status = status & CTRSTATUS_WRPTR;
-	s->owner = current;
+	tc->nr = ctr_read_all(tc->e, ctr_depth(cc));
+	tc->wrptr = status & CTRSTATUS_WRPTR;
 }
 
-static void ctr_restore(struct ctr_saved *s)
+static void ctr_restore(struct ctr_task_ctx *tc)
 {
-	unsigned long flags, sel;
+	unsigned long flags, sel, status;
 	unsigned int i;
 
 	local_irq_save(flags);
-	ctr_clear();
-	/* WRPTR first, so that logical entries land where they were. */
-	csr_write(CSR_SCTRSTATUS, s->status | CTRSTATUS_FROZEN);
+	ctr_sctrclr();
+	/*
+	 * WRPTR first, so that logical entries land where they were; frozen
+	 * meanwhile, so a read-modify-write keeps the bits we do not know.
+	 */
+	csr_set(CSR_SCTRSTATUS, CTRSTATUS_FROZEN);
+	status = csr_read(CSR_SCTRSTATUS) & ~CTRSTATUS_WRPTR;
+	csr_write(CSR_SCTRSTATUS, status | tc->wrptr);
 	sel = csr_read(CTR_CSR_SISELECT);
-	for (i = 0; i < s->nr; i++)
-		ctr_write_entry(i, &s->e[i]);
+	for (i = 0; i < tc->nr; i++)
+		ctr_write_entry(i, &tc->e[i]);
 	csr_write(CTR_CSR_SISELECT, sel);
-	csr_write(CSR_SCTRSTATUS, s->status);
+	csr_clear(CSR_SCTRSTATUS, CTRSTATUS_FROZEN);
 	local_irq_restore(flags);
 }
 
 /**
  * riscv_ctr_sched_task() - context switch callback of the PMU
- * @pmu_ctx: perf's PMU context (unused)
- * @task: the task being switched in or out (unused: this is current)
+ * @pmu_ctx: perf's PMU context of the task (or of the CPU)
+ * @task: the task being switched in or out
  * @sched_in: true when the next task is being switched in
  *
  * A task switched in starts with an empty buffer, except that a task's
  * own call stack (CALL_STACK events) is saved at switch out and put back.
+ * The saved stack lives in data perf core keeps with the task (mainline)
+ * or swaps with its context (old kernels), so a stack goes back to the
+ * task it came from, cloned contexts swapped between parent and child
+ * included.
  */
 void riscv_ctr_sched_task(struct perf_event_pmu_context *pmu_ctx,
 			  struct task_struct *task, bool sched_in)
 {
 	struct ctr_cpu *cc = this_cpu_ptr(ctr_cpus);
-	struct ctr_saved *s;
+	struct ctr_task_ctx *tc;
+	bool callstack;
 
 	if (!cc->users)
 		return;
-	s = cc->event ? cc->event->pmu_private : NULL;
+	rcu_read_lock();
+	tc = ctr_task_data(pmu_ctx, task);
+	callstack = tc && cc->callstack_users;
 	if (!sched_in) {
-		if (s)
-			ctr_save(s);
-		return;
+		if (callstack)
+			ctr_save(cc, tc);
+		else if (tc)
+			tc->nr = 0;
+	} else {
+		if (callstack && tc->nr)
+			ctr_restore(tc);
+		else
+			ctr_clear();
+		if (tc)
+			tc->nr = 0;
 	}
-	/*
-	 * The owner check catches perf swapping cloned contexts between
-	 * parent and child without rescheduling their events: the stack
-	 * saved for one task must not show up in the other.
-	 */
-	if (s && s->owner == current && s->nr)
-		ctr_restore(s);
-	else
-		ctr_clear();
-	if (s)
-		s->nr = 0;
+	rcu_read_unlock();
 }
 
-static u8 ctr_perf_type(unsigned int type, u8 *new_type)
+static bool ctr_kernel_addr(u64 addr)
 {
-	*new_type = 0;
+	return addr >= TASK_SIZE_64;
+}
+
+/*
+ * ctrdata.TYPE says "exception" for every synchronous trap. The
+ * instruction at the source tells an ecall (a system call) from a load or
+ * store that faulted (page fault, access fault, misaligned access) and
+ * from a fault of the instruction itself (fetch faults, illegal
+ * instructions, breakpoints), in perf's terms as the Arm BRBE driver
+ * reports them.
+ */
+static void ctr_exception_type(u64 from, struct perf_branch_entry *br)
+{
+	u16 lo, hi = 0;
+	u32 insn;
+	int err;
+
+	if (ctr_kernel_addr(from)) {
+		err = copy_from_kernel_nofault(&lo, (void *)from, sizeof(lo));
+		if (!err && (lo & 3) == 3)
+			err = copy_from_kernel_nofault(&hi, (void *)(from + 2),
+						       sizeof(hi));
+	} else if (!current->mm) {
+		/* a kernel thread: no user memory of its own to look at */
+		err = -EFAULT;
+	} else {
+		err = copy_from_user_nofault(&lo, (void __user *)from,
+					     sizeof(lo));
+		if (!err && (lo & 3) == 3)
+			err = copy_from_user_nofault(&hi,
+						     (void __user *)(from + 2),
+						     sizeof(hi));
+	}
+	insn = (u32)hi << 16 | lo;
+	if (!err && insn == CTR_INSN_ECALL) {
+		br->type = PERF_BR_SYSCALL;
+		return;
+	}
+	br->type = PERF_BR_EXTEND_ABI;
+	br->new_type = PERF_BR_NEW_FAULT_INST;
+	if (err)
+		return;
+	if ((lo & 3) == 3) {
+		switch (insn & 0x7f) {
+		case 0x03:	/* LOAD */
+		case 0x07:	/* LOAD-FP, vector loads */
+		case 0x0f:	/* MISC-MEM: cache block operations */
+		case 0x23:	/* STORE */
+		case 0x27:	/* STORE-FP, vector stores */
+		case 0x2f:	/* AMO */
+			br->new_type = PERF_BR_NEW_FAULT_DATA;
+		}
+		return;
+	}
+	/* RVC: quadrant 0 but c.addi4spn, quadrant 2 *sp loads and stores */
+	if (((lo & 3) == 0 && lo >> 13) ||
+	    ((lo & 3) == 2 && (lo >> 13) != 0 && (lo >> 13) != 4))
+		br->new_type = PERF_BR_NEW_FAULT_DATA;
+}
+
+static u8 ctr_perf_type(unsigned int type)
+{
 	switch (type) {
 	case CTR_TYPE_EXCEPTION:
-		return PERF_BR_SYSCALL;
+		return PERF_BR_SYSCALL;		/* refined by ctr_exception_type() */
 	case CTR_TYPE_INTERRUPT:
 		return PERF_BR_IRQ;
 	case CTR_TYPE_TRAP_RETURN:
@@ -723,9 +955,30 @@ static u64 ctr_cycles(u64 data)
 	return (BIT_ULL(12) + ccm) << (cce - 1);
 }
 
-static bool ctr_kernel_addr(u64 addr)
+/* One entry, whole: the entries array is shared by all events of the CPU. */
+static void ctr_decode(struct perf_branch_entry *br, const struct ctr_raw *e,
+		       u64 bst)
 {
-	return addr >= TASK_SIZE_64;
+	unsigned int type = FIELD_GET(CTRDATA_TYPE, e->data);
+
+	*br = (struct perf_branch_entry){
+		.from = e->src & ~CTRSOURCE_V,
+		.to = e->dst & ~CTRTARGET_MISP,
+		.spec = PERF_BR_SPEC_NA,
+		.priv = PERF_BR_PRIV_UNKNOWN,
+		.type = ctr_perf_type(type),
+	};
+	if (ctr_has_misp && !(bst & PERF_SAMPLE_BRANCH_NO_FLAGS)) {
+		br->mispred = !!(e->dst & CTRTARGET_MISP);
+		br->predicted = !br->mispred;
+	}
+	if ((e->data & CTRDATA_CCV) && !(bst & PERF_SAMPLE_BRANCH_NO_CYCLES))
+		br->cycles = min_t(u64, ctr_cycles(e->data), U16_MAX);
+	if (type == CTR_TYPE_EXCEPTION)
+		ctr_exception_type(br->from, br);
+	if (bst & PERF_SAMPLE_BRANCH_PRIV_SAVE)
+		br->priv = ctr_kernel_addr(br->to ? br->to : br->from) ?
+			   PERF_BR_PRIV_KERNEL : PERF_BR_PRIV_USER;
 }
 
 /**
@@ -734,17 +987,23 @@ static bool ctr_kernel_addr(u64 addr)
  * @data: its sample, before perf_event_overflow()
  *
  * Called from the counter overflow interrupt, where LCOFIFRZ has frozen the
- * buffer; riscv_ctr_irq_done() lets recording go on afterwards.
+ * buffer; riscv_ctr_irq_done() lets recording go on afterwards. Entries are
+ * decoded one at a time straight into the CPU's perf entries, and no more
+ * than the event's sample_max_stack of them (perf_event_max_stack, 127, by
+ * default: the most perf's branch history takes).
  */
 void riscv_ctr_sample(struct perf_event *event, struct perf_sample_data *data)
 {
 	struct ctr_cpu *cc = this_cpu_ptr(ctr_cpus);
 	u64 bst = event->attr.branch_sample_type;
-	struct ctr_raw raw[32];
-	unsigned int i, n, got = 0, depth = ctr_depth();
+	unsigned int i, got = 0, depth = ctr_depth(cc);
+	unsigned int max = min_t(unsigned int, depth,
+				 event->attr.sample_max_stack);
 	bool user_only = !(cc->ctl & CTRCTL_S);
-	unsigned long status;
+	unsigned long status, sel;
+	struct ctr_raw e;
 
+	lockdep_assert_irqs_disabled();
 	if (!cc->users)
 		return;
 	/*
@@ -753,64 +1012,18 @@ void riscv_ctr_sample(struct perf_event *event, struct perf_sample_data *data)
 	 */
 	status = csr_read_set(CSR_SCTRSTATUS, CTRSTATUS_FROZEN);
 
-	for (i = 0; i < depth; i += n) {
-		unsigned int j, want = min_t(unsigned int, ARRAY_SIZE(raw),
-					     depth - i);
-		unsigned long flags, sel;
-
-		local_irq_save(flags);
-		sel = csr_read(CTR_CSR_SISELECT);
-		for (n = 0; n < want; n++) {
-			ctr_read_entry(i + n, &raw[n]);
-			if (!(raw[n].src & CTRSOURCE_V))
-				break;
-		}
-		csr_write(CTR_CSR_SISELECT, sel);
-		local_irq_restore(flags);
-
-		for (j = 0; j < n; j++) {
-			struct perf_branch_entry *br = &cc->entries[got];
-			u64 from = raw[j].src & ~CTRSOURCE_V;
-			u64 to = raw[j].dst & ~CTRTARGET_MISP;
-			u8 new_type;
-
-			/* Belt and braces: a user-only session never
-			 * sees a kernel address.
-			 */
-			if (user_only &&
-			    (ctr_kernel_addr(from) || ctr_kernel_addr(to)))
-				continue;
-			/*
-			 * Every field not set below is zero, priv included
-			 * (PERF_BR_PRIV_UNKNOWN): the entries array is shared
-			 * by all events of the CPU.
-			 */
-			*br = (struct perf_branch_entry){
-				.from = from,
-				.to = to,
-				.spec = PERF_BR_SPEC_NA,
-			};
-			if (ctr_has_misp && !(bst & PERF_SAMPLE_BRANCH_NO_FLAGS)) {
-				br->mispred = !!(raw[j].dst & CTRTARGET_MISP);
-				br->predicted = !br->mispred;
-			}
-			if ((raw[j].data & CTRDATA_CCV) &&
-			    !(bst & PERF_SAMPLE_BRANCH_NO_CYCLES))
-				br->cycles = min_t(u64, ctr_cycles(raw[j].data),
-						   U16_MAX);
-			br->type = ctr_perf_type(FIELD_GET(CTRDATA_TYPE,
-							   raw[j].data),
-						 &new_type);
-			br->new_type = new_type;
-			if (bst & PERF_SAMPLE_BRANCH_PRIV_SAVE)
-				br->priv = ctr_kernel_addr(to ? to : from) ?
-					   PERF_BR_PRIV_KERNEL :
-					   PERF_BR_PRIV_USER;
-			got++;
-		}
-		if (n < want)
+	sel = csr_read(CTR_CSR_SISELECT);
+	for (i = 0; i < depth && got < max; i++) {
+		ctr_read_entry(i, &e);
+		if (!(e.src & CTRSOURCE_V))
 			break;
+		/* Belt and braces: a user-only session never sees the kernel. */
+		if (user_only && (ctr_kernel_addr(e.src & ~CTRSOURCE_V) ||
+				  ctr_kernel_addr(e.dst & ~CTRTARGET_MISP)))
+			continue;
+		ctr_decode(&cc->entries[got++], &e, bst);
 	}
+	csr_write(CTR_CSR_SISELECT, sel);
 
 	cc->stack.nr = got;
 	/* Physical index of logical entry 0, like the x86 LBR TOS. */
@@ -822,8 +1035,9 @@ void riscv_ctr_sample(struct perf_event *event, struct perf_sample_data *data)
 /**
  * riscv_ctr_irq_done() - resume recording after a counter overflow
  *
- * Clears sctrstatus.FROZEN, set by the LCOFI trap, once every overflowed
- * event has been sampled.
+ * Clears sctrstatus.FROZEN, set by the LCOFI trap. The SBI PMU driver calls
+ * it on every way out of its overflow handler, spurious interrupts
+ * included.
  */
 void riscv_ctr_irq_done(void)
 {

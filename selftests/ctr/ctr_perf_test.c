@@ -5,6 +5,13 @@
  * --branch-history and perf script -F ip,brstack show its hot branches.
  * The brstack text and the workload are left in $CTR_AUTOFDO_DIR when set
  * (the AutoFDO check runs the host-side tools on them).
+ *
+ * It runs at the default configuration, as a user would: CTR at its full
+ * depth (256 on the lab board), perf's default sample_max_stack. perf's
+ * branch history (machine.c, PERF_MAX_BRANCH_DEPTH for remove_loops())
+ * skips every stack of more than 127 entries as "corrupted", so the
+ * driver must hand perf no more than the event's sample_max_stack, whose
+ * default (kernel.perf_event_max_stack) is 127.
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -21,25 +28,9 @@
 #define OUT_SIZE (1 << 20)
 #define DATA "/tmp/ctr-perf.data"
 #define DEPTH_PARAM "/sys/module/riscv_ctr/parameters/depth"
-/*
- * perf's branch history (machine.c, PERF_MAX_BRANCH_DEPTH for
- * remove_loops()) skips every stack of more than 127 entries as
- * "corrupted", so the journey runs at depth 64.
- */
-#define JOURNEY_DEPTH 64
+#define PERF_MAX_BRANCH_DEPTH 127
 
 static const char *workload = "/selftests/workload/brwork";
-
-static int write_depth(int d)
-{
-	FILE *f = fopen(DEPTH_PARAM, "w");
-	int ret;
-
-	if (!f)
-		return -1;
-	ret = fprintf(f, "%d\n", d) < 0;
-	return fclose(f) || ret ? -1 : 0;
-}
 
 static int read_depth(void)
 {
@@ -65,10 +56,33 @@ static int count_str(const char *text, const char *s)
 	return n;
 }
 
+/* The largest number of occurrences of s on one line of text. */
+static int longest_line(const char *text, const char *s)
+{
+	int best = 0;
+
+	while (*text) {
+		const char *eol = strchr(text, '\n');
+		const char *p = text;
+		int n = 0;
+
+		if (!eol)
+			eol = text + strlen(text);
+		while ((p = strstr(p, s)) && p < eol) {
+			n++;
+			p += strlen(s);
+		}
+		if (n > best)
+			best = n;
+		text = *eol ? eol + 1 : eol;
+	}
+	return best;
+}
+
 FIXTURE(journey) {
 	char *out;
 	size_t size;
-	int old_depth;
+	int depth;
 };
 
 FIXTURE_SETUP(journey)
@@ -82,11 +96,9 @@ FIXTURE_SETUP(journey)
 	self->size = OUT_SIZE;
 	self->out = malloc(self->size);
 	ASSERT_NE(NULL, self->out);
-	self->old_depth = read_depth();
-	if (self->old_depth <= 0)
+	self->depth = read_depth();
+	if (self->depth <= 0)
 		SKIP(return, "no CTR branch stack support");
-	if (self->old_depth > JOURNEY_DEPTH)
-		ASSERT_EQ(0, write_depth(JOURNEY_DEPTH));
 	/*
 	 * The emulated cycle counter overflows irregularly (from a handful
 	 * to thousands of samples per run, see Documentation/lab.rst):
@@ -113,8 +125,6 @@ FIXTURE_SETUP(journey)
 
 FIXTURE_TEARDOWN(journey)
 {
-	if (self->old_depth > JOURNEY_DEPTH)
-		write_depth(self->old_depth);
 	free(self->out);
 }
 
@@ -141,17 +151,22 @@ TEST_F_TIMEOUT(journey, script_brstack, 600)
 	char *sym[] = { "perf", "script", "-i", DATA, "-F", "brstacksym",
 			NULL };
 	const char *dir = getenv("CTR_AUTOFDO_DIR");
-	int status, lines, pairs;
+	int status, lines, pairs, longest;
 
 	status = run_capture(argv, &self->out, &self->size);
 	ASSERT_TRUE(WIFEXITED(status) && !WEXITSTATUS(status));
 	lines = count_str(self->out, "\n");
 	pairs = count_str(self->out, "/0x");	/* one per "from/to/..." */
+	longest = longest_line(self->out, "/0x");
 	log_lines(_metadata, self->out, 3);
-	TH_LOG("perf script -F ip,brstack: %d lines, %d branch records",
-	       lines, pairs);
+	TH_LOG("perf script -F ip,brstack: %d lines, %d branch records, at most %d in a sample (depth %d)",
+	       lines, pairs, longest, self->depth);
 	EXPECT_LE(20, lines);
 	EXPECT_LE(20 * 16, pairs);
+	/* full stacks, cut to what perf's branch history takes */
+	EXPECT_GE(PERF_MAX_BRANCH_DEPTH, longest);
+	if (self->depth > PERF_MAX_BRANCH_DEPTH)
+		EXPECT_LT(64, longest);
 	if (dir) {
 		char path[256];
 		FILE *f;

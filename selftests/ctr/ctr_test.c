@@ -53,6 +53,8 @@ struct session {
 };
 
 static unsigned long data[4096];
+/* sample_max_stack of the events opened; 0: the kernel's default */
+static unsigned int max_stack = MAX_BR;
 
 static int read_param(const char *name)
 {
@@ -113,7 +115,7 @@ static int open_event_cpu(uint64_t bst, pid_t pid, int cpu, int inherit,
 		 * sample_max_stack, which defaults to perf_event_max_stack
 		 * (127): ask for the whole ring.
 		 */
-		.sample_max_stack = MAX_BR,
+		.sample_max_stack = max_stack,
 		.disabled = 1,
 		.inherit = inherit,
 		.exclude_kernel = !(bst & PERF_SAMPLE_BRANCH_KERNEL),
@@ -402,7 +404,8 @@ TEST_F_TIMEOUT(ctr, filters, 240)
 		  1 << PERF_BR_IND_CALL, "icall" },
 		{ "any_call", PERF_SAMPLE_BRANCH_ANY_CALL,
 		  1 << PERF_BR_CALL | 1 << PERF_BR_IND_CALL |
-		  1 << PERF_BR_SYSCALL | 1 << PERF_BR_IRQ, "icall" },
+		  1 << PERF_BR_SYSCALL | 1 << PERF_BR_IRQ |
+		  1 << PERF_BR_EXTEND_ABI, "icall" },
 		{ "any_return", PERF_SAMPLE_BRANCH_ANY_RETURN,
 		  1 << PERF_BR_RET | 1 << PERF_BR_ERET, "ret2" },
 		{ "cond", PERF_SAMPLE_BRANCH_COND, 1 << PERF_BR_COND, "back" },
@@ -802,6 +805,270 @@ TEST_F_TIMEOUT(ctr, fork_exit_short_sessions, 240)
 	TH_LOG("%lu sessions", samples);
 }
 
+static int read_sysctl(const char *path)
+{
+	char buf[32];
+	int fd, n;
+
+	fd = open(path, O_RDONLY);
+	if (fd < 0)
+		return -1;
+	n = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	if (n <= 0)
+		return -1;
+	buf[n] = '\0';
+	return atoi(buf);
+}
+
+/*
+ * An event that does not set sample_max_stack gets the kernel's default,
+ * kernel.perf_event_max_stack (127), which is also the most perf's branch
+ * history takes (PERF_MAX_BRANCH_DEPTH): at depth 256, stacks are cut to
+ * it, newest entries kept. Before the driver did so, 6.12 handed perf all
+ * 256 and perf report --branch-history dropped the sample.
+ */
+TEST_F_TIMEOUT(ctr, default_max_stack, 240)
+{
+	int cap = read_sysctl("/proc/sys/kernel/perf_event_max_stack");
+	struct session ss;
+	size_t maxnr, want;
+
+	ASSERT_LT(0, cap);
+	want = (size_t)(self->depth < cap ? self->depth : cap);
+	max_stack = 0;
+	ASSERT_EQ(0, session_open(&ss, PERF_SAMPLE_BRANCH_USER |
+				  PERF_SAMPLE_BRANCH_ANY));
+	max_stack = MAX_BR;
+	session_run(&ss, 20, 100000);
+	count_records(&ss, &maxnr);
+	TH_LOG("depth %d, perf_event_max_stack %d: %zu samples, largest stack %zu",
+	       self->depth, cap, ss.nr, maxnr);
+	ASSERT_LE(10, ss.nr);
+	EXPECT_EQ(want, maxnr);
+	session_close(&ss);
+}
+
+/*
+ * perf_clear_branch_entry_bitfields() leaves priv alone and the driver's
+ * entries are shared by every event of a CPU: an event without PRIV_SAVE
+ * must see PERF_BR_PRIV_UNKNOWN even right after one with it.
+ */
+TEST_F_TIMEOUT(ctr, priv_not_stale, 240)
+{
+	unsigned long user[2] = { 0 }, other[2] = { 0 };
+	int round;
+	size_t i, j;
+
+	ASSERT_EQ(0, pin_to(0));
+	for (round = 0; round < 2; round++) {
+		struct session ss;
+
+		ASSERT_EQ(0, session_open(&ss, PERF_SAMPLE_BRANCH_USER |
+					  PERF_SAMPLE_BRANCH_ANY |
+					  (round ? 0 :
+					   PERF_SAMPLE_BRANCH_PRIV_SAVE)));
+		session_run(&ss, 10, 50000);
+		for (i = 0; i < ss.nr; i++)
+			for (j = 0; j < ss.s[i].nr; j++) {
+				if (ss.s[i].br[j].priv == PERF_BR_PRIV_USER)
+					user[round]++;
+				else
+					other[round]++;
+			}
+		session_close(&ss);
+	}
+	unpin();
+	TH_LOG("PRIV_SAVE: %lu user, %lu other; then without: %lu user, %lu other",
+	       user[0], other[0], user[1], other[1]);
+	EXPECT_LT(0, user[0]);
+	EXPECT_EQ(0, other[0]);
+	EXPECT_EQ(0, user[1]);
+	EXPECT_LT(0, other[1]);
+}
+
+/* The instruction at a user address of this process (RVC or not). */
+static uint32_t insn_at(uint64_t addr)
+{
+	uint16_t lo, hi = 0;
+
+	memcpy(&lo, (const void *)(uintptr_t)addr, sizeof(lo));
+	if ((lo & 3) == 3)
+		memcpy(&hi, (const void *)(uintptr_t)(addr + 2), sizeof(hi));
+	return (uint32_t)hi << 16 | lo;
+}
+
+/*
+ * Traps from user space: an ecall is a SYSCALL, a store that faults (fresh
+ * anonymous pages) is PERF_BR_EXTEND_ABI with new_type FAULT_DATA, and
+ * nothing that is not an ecall is called a system call.
+ */
+/* Counts the traps from user space in the samples, then drops them. */
+static unsigned long classify_traps(struct __test_metadata *_metadata,
+				    struct session *ss, unsigned long *sys,
+				    unsigned long *data_fault,
+				    unsigned long *inst_fault)
+{
+	unsigned long bad = 0;
+	size_t i, j;
+
+	for (i = 0; i < ss->nr; i++)
+		for (j = 0; j < ss->s[i].nr; j++) {
+			struct perf_branch_entry *e = &ss->s[i].br[j];
+			uint32_t insn;
+
+			/* traps from user space into the kernel */
+			if (KERNEL_ADDR(e->from) || !KERNEL_ADDR(e->to) ||
+			    e->type == PERF_BR_IRQ)
+				continue;
+			insn = insn_at(e->from);
+			if (e->type == PERF_BR_SYSCALL && insn == 0x73) {
+				(*sys)++;
+			} else if (e->type == PERF_BR_EXTEND_ABI &&
+				   e->new_type == PERF_BR_NEW_FAULT_DATA &&
+				   insn != 0x73) {
+				(*data_fault)++;
+			} else if (e->type == PERF_BR_EXTEND_ABI &&
+				   e->new_type == PERF_BR_NEW_FAULT_INST &&
+				   insn != 0x73) {
+				(*inst_fault)++;
+			} else if (bad++ < 5) {
+				TH_LOG("trap %#llx -> %#llx: type %u/%u, insn %#x",
+				       (unsigned long long)e->from,
+				       (unsigned long long)e->to, e->type,
+				       e->new_type, insn);
+			}
+		}
+	ss->nr = 0;
+	return bad;
+}
+
+/*
+ * Traps from user space: an ecall is a SYSCALL, a store that faults (a
+ * fresh anonymous page) is PERF_BR_EXTEND_ABI with new_type FAULT_DATA,
+ * and nothing that is not an ecall is called a system call. Kernel
+ * branches are recorded too (traps from U-mode are only recorded when
+ * S-mode is), so the user work between traps is kept short and the
+ * samples are looked at until both kinds were seen.
+ */
+TEST_F_TIMEOUT(ctr, trap_types, 240)
+{
+	unsigned long sys = 0, data_fault = 0, inst_fault = 0, bad = 0;
+	const size_t pages = 4096;
+	time_t end = time(NULL) + 60;
+	long psz = getpagesize();
+	unsigned long samples = 0;
+	volatile char *p = NULL;
+	struct session ss;
+	size_t next = pages;
+
+	ASSERT_EQ(0, session_open(&ss, PERF_SAMPLE_BRANCH_USER |
+				  PERF_SAMPLE_BRANCH_KERNEL |
+				  PERF_SAMPLE_BRANCH_ANY_CALL));
+	ioctl(ss.fd, PERF_EVENT_IOC_ENABLE, 0);
+	while ((!sys || !data_fault || samples < 40) && time(NULL) < end) {
+		int k;
+
+		for (k = 0; k < 64; k++) {
+			if (next == pages) {
+				if (p)
+					munmap((void *)p, pages * psz);
+				p = mmap(NULL, pages * psz,
+					 PROT_READ | PROT_WRITE,
+					 MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+				ASSERT_NE(MAP_FAILED, (void *)p);
+				next = 0;
+			}
+			p[next++ * psz] = 1;	/* a store page fault */
+			ctr_wl_loop(4, data);
+			syscall(__NR_getppid);
+			ctr_wl_loop(4, data);
+		}
+		session_drain(&ss);
+		samples += ss.nr;
+		bad += classify_traps(_metadata, &ss, &sys, &data_fault,
+				      &inst_fault);
+	}
+	ioctl(ss.fd, PERF_EVENT_IOC_DISABLE, 0);
+	session_drain(&ss);
+	samples += ss.nr;
+	bad += classify_traps(_metadata, &ss, &sys, &data_fault, &inst_fault);
+	if (p)
+		munmap((void *)p, pages * psz);
+	TH_LOG("%lu samples: %lu system calls, %lu data faults, %lu instruction faults, %lu wrong",
+	       samples, sys, data_fault, inst_fault, bad);
+	EXPECT_LT(0, sys);
+	EXPECT_LT(0, data_fault);
+	EXPECT_EQ(0, bad);
+	session_close(&ss);
+}
+
+/*
+ * A CALL_STACK event inherited by a child: parent and child run the call
+ * chain on one hart, and perf swaps their cloned contexts at the switches
+ * between them without switching the events. Each task must get its own
+ * stack back: every sample in ctr_cs_c carries the two calls above it.
+ */
+TEST_F_TIMEOUT(ctr, call_stack_inherited, 240)
+{
+	unsigned long good = 0, inside = 0;
+	struct session ss;
+	time_t end;
+	pid_t child;
+	size_t i;
+	int err;
+
+	ASSERT_EQ(0, pin_to(0));
+	memset(&ss, 0, sizeof(ss));
+	ss.bst = PERF_SAMPLE_BRANCH_USER | PERF_SAMPLE_BRANCH_CALL_STACK;
+	/* on hart 0: perf maps no buffer of an inherited event on any CPU */
+	ss.fd = open_event_cpu(ss.bst, 0, 0, 1, &err);
+	if (ss.fd < 0 && err == EOPNOTSUPP)
+		SKIP(return, "no RAS emulation (sctrctl.RASEMU) in this CTR");
+	ASSERT_LE(0, ss.fd);
+	ss.rb_size = (RB_PAGES + 1) * getpagesize();
+	ss.rb = mmap(NULL, ss.rb_size, PROT_READ | PROT_WRITE, MAP_SHARED,
+		     ss.fd, 0);
+	ASSERT_NE(MAP_FAILED, ss.rb);
+	ioctl(ss.fd, PERF_EVENT_IOC_ENABLE, 0);
+	end = time(NULL) + 20;
+	child = fork();
+	ASSERT_LE(0, child);
+	if (child == 0) {
+		while (time(NULL) < end)
+			ctr_cs_a(1000000);
+		_exit(0);
+	}
+	do {
+		ctr_cs_a(1000000);
+		session_drain(&ss);
+	} while (ss.nr < 200 && time(NULL) < end);
+	kill(child, SIGKILL);
+	waitpid(child, NULL, 0);
+	ioctl(ss.fd, PERF_EVENT_IOC_DISABLE, 0);
+	session_drain(&ss);
+	unpin();
+	for (i = 0; i < ss.nr; i++) {
+		struct sample *s = &ss.s[i];
+
+		if (s->ip < (uintptr_t)ctr_cs_c ||
+		    s->ip >= (uintptr_t)ctr_cs_c_end)
+			continue;
+		inside++;
+		if (s->nr >= 2 &&
+		    s->br[0].from == (uintptr_t)ctr_cs_b_call &&
+		    s->br[0].to == (uintptr_t)ctr_cs_c &&
+		    s->br[1].from == (uintptr_t)ctr_cs_a_call &&
+		    s->br[1].to == (uintptr_t)ctr_cs_b)
+			good++;
+	}
+	TH_LOG("%zu samples of parent and child, %lu in ctr_cs_c, %lu with the call stack",
+	       ss.nr, inside, good);
+	EXPECT_LE(20, inside);
+	EXPECT_EQ(inside, good);
+	session_close(&ss);
+}
+
 static int set_online(int cpu, int on)
 {
 	char path[64];
@@ -819,49 +1086,57 @@ static int set_online(int cpu, int on)
 }
 
 /*
- * A per-CPU branch stack event keeps working across CPU hotplug. Only with
- * CTR_TEST_HOTPLUG=1: on the lab board (QEMU 11.1, OpenSBI 1.9) a hart
- * taken offline never comes back ("HART1 isn't stopped; status 3",
- * "CPU1: failed to start"), which would leave the following tests with
- * one hart.
+ * CPU hotplug: hart 1 goes offline and back three times while a per-CPU
+ * branch stack event records on it (perf takes the event off a dying CPU
+ * for good). A new event on the hart afterwards must record full stacks of
+ * its own user branches only: the driver programmed the depth and left CTR
+ * off and empty on the way up.
  */
 TEST_F_TIMEOUT(ctr, cpu_hotplug, 240)
 {
 	unsigned long own = 0, kaddr = 0;
 	struct session ss;
-	size_t i, j;
+	size_t i, j, maxnr;
 	int round;
 
-	if (!getenv("CTR_TEST_HOTPLUG"))
-		SKIP(return, "CPU hotplug test: run with CTR_TEST_HOTPLUG=1");
 	if (access("/sys/devices/system/cpu/cpu1/online", W_OK))
 		SKIP(return, "needs a second hart that can go offline");
 	ASSERT_EQ(0, session_open_cpu(&ss, PERF_SAMPLE_BRANCH_USER |
 				      PERF_SAMPLE_BRANCH_ANY, 1));
+	ASSERT_EQ(0, pin_to(1));
+	session_run(&ss, 5, 20000);
 	ioctl(ss.fd, PERF_EVENT_IOC_ENABLE, 0);
 	for (round = 0; round < 3; round++) {
-		pin_to(0);
+		ASSERT_EQ(0, pin_to(0));
 		ASSERT_EQ(0, set_online(1, 0));
 		ASSERT_EQ(0, set_online(1, 1));
-		pin_to(1);
+		ASSERT_EQ(0, pin_to(1)) TH_LOG("hart 1 did not come back");
 		ctr_wl_loop(sizeof(data) / sizeof(data[0]), data);
 	}
+	TH_LOG("before and during hotplug: %zu samples", ss.nr);
+	session_close(&ss);
+
+	ASSERT_EQ(0, session_open_cpu(&ss, PERF_SAMPLE_BRANCH_USER |
+				      PERF_SAMPLE_BRANCH_ANY, 1));
 	session_run(&ss, 20, 20000);
-	pin_to(0);
+	ASSERT_EQ(0, pin_to(0));
 	for (i = 0; i < ss.nr; i++)
 		for (j = 0; j < ss.s[i].nr; j++) {
 			own += in_loop(ss.s[i].br[j].from);
 			kaddr += KERNEL_ADDR(ss.s[i].br[j].from) ||
 				 KERNEL_ADDR(ss.s[i].br[j].to);
 		}
-	TH_LOG("cpu1 went offline and back 3 times: %zu samples, %lu loop records, %lu kernel",
-	       ss.nr, own, kaddr);
+	count_records(&ss, &maxnr);
+	TH_LOG("cpu1 went offline and back 3 times, then: %zu samples, %lu loop records, %lu kernel, largest stack %zu",
+	       ss.nr, own, kaddr, maxnr);
 	EXPECT_LE(10, ss.nr);
 	EXPECT_LT(0, own);
 	EXPECT_EQ(0, kaddr);
+	EXPECT_EQ((size_t)self->depth, maxnr);
 	session_close(&ss);
+	unpin();
 	/* the depth is programmed on a hart coming online */
-	EXPECT_LT(0, read_param("depth"));
+	EXPECT_EQ(self->depth, read_param("depth"));
 }
 
 TEST_HARNESS_MAIN

@@ -13,6 +13,7 @@
 bool riscv_ctr_init_pmu(struct pmu *pmu);
 void riscv_ctr_starting_cpu(void);
 void riscv_ctr_dying_cpu(void);
+void riscv_ctr_cpu_pm_exit(void);
 int riscv_ctr_event_init(struct perf_event *event);
 int riscv_ctr_add(struct perf_event *event);
 void riscv_ctr_del(struct perf_event *event);
@@ -24,6 +25,7 @@ void riscv_ctr_irq_done(void);
 static inline bool riscv_ctr_init_pmu(struct pmu *pmu) { return false; }
 static inline void riscv_ctr_starting_cpu(void) { }
 static inline void riscv_ctr_dying_cpu(void) { }
+static inline void riscv_ctr_cpu_pm_exit(void) { }
 static inline int riscv_ctr_event_init(struct perf_event *event)
 {
 	return -EOPNOTSUPP;

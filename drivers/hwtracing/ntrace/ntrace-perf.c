@@ -330,9 +330,11 @@ static void drain_restart(void)
 /*
  * Direct mode's drain: hand what the sink wrote to perf and, if the
  * event goes on, point the sink at the next free space. Returns the
- * bytes written, *cap the window's size.
+ * bytes written, *room the space the sink has from now on: the next
+ * window, which can be far smaller than the last one where the free AUX
+ * space wraps.
  */
-static u64 direct_drain(struct perf_event *event, bool going_on, u64 *cap)
+static u64 direct_drain(struct perf_event *event, bool going_on, u64 *room)
 {
 	bool filled, lost;
 	size_t written;
@@ -340,7 +342,6 @@ static u64 direct_drain(struct perf_event *event, bool going_on, u64 *cap)
 
 	lost = drain_stop_sink(&wp, &filled);
 	written = filled ? sess.win_len : wp - sess.win;
-	*cap = sess.win_len;
 	stats.direct_bytes += written;
 	stats.bytes += written;
 	/* a full window that was all the free space: the AUX buffer is full */
@@ -352,6 +353,7 @@ static u64 direct_drain(struct perf_event *event, bool going_on, u64 *cap)
 	sess.loss_pending = false;
 	if (!going_on || !direct_arm(event))
 		direct_off();
+	*room = sess.direct ? sess.win_len : sess.size;
 	drain_restart();
 	return written;
 }
@@ -359,9 +361,9 @@ static u64 direct_drain(struct perf_event *event, bool going_on, u64 *cap)
 /*
  * Copy mode's drain: every drain empties the sink and starts it again at
  * its start, so that all of it is room for the next period. Returns the
- * bytes it held, *cap its size.
+ * bytes it held, *room its size.
  */
-static u64 copy_drain(struct perf_event *event, u64 *cap)
+static u64 copy_drain(struct perf_event *event, u64 *room)
 {
 	struct ntrace_sink *sink = ntrace_dev.sink;
 	struct drain_out o = { };
@@ -370,7 +372,7 @@ static u64 copy_drain(struct perf_event *event, u64 *cap)
 
 	lost = drain_stop_sink(&wp, &filled);
 	held = filled ? sess.size : wp - sink->mem;
-	*cap = sess.size;
+	*room = sess.size;
 	o.aux = perf_aux_output_begin(&o.h, event);
 	drain_bytes(&o, sink->buf, held);
 	stats.bytes += o.copied;
@@ -391,18 +393,19 @@ static u64 copy_drain(struct perf_event *event, u64 *cap)
 
 /*
  * Move what the sink holds into event's AUX buffer. Returns the bytes
- * the sink held, *cap the room it had for them (0, 0: nothing to drain).
+ * the sink held, *room the space it has until the next drain (0, 0:
+ * nothing to drain).
  */
-static u64 ntrace_drain(struct perf_event *event, bool going_on, u64 *cap)
+static u64 ntrace_drain(struct perf_event *event, bool going_on, u64 *room)
 {
 	u64 t0 = ktime_get_ns(), held;
 
 	lockdep_assert_held(&ntrace_lock);
-	*cap = 0;
+	*room = 0;
 	if (!sess.path_on)
 		return 0;
-	held = sess.direct ? direct_drain(event, going_on, cap) :
-			     copy_drain(event, cap);
+	held = sess.direct ? direct_drain(event, going_on, room) :
+			     copy_drain(event, room);
 	stats.max_fill = max(stats.max_fill, held);
 	stats.drains++;
 	stats.drain_ns += ktime_get_ns() - t0;
@@ -415,7 +418,7 @@ static enum hrtimer_restart ntrace_timer_fn(struct hrtimer *t)
 {
 	struct ntrace_cpu *nc = container_of(t, struct ntrace_cpu, timer);
 	struct ntrace_encoder *te = ntrace_dev.cpu_encoder[smp_processor_id()];
-	u64 now = ktime_get_ns(), used, since, period, cap;
+	u64 now = ktime_get_ns(), used, since, period, room;
 	unsigned long flags;
 
 	if (!nc->event || !te)
@@ -426,17 +429,17 @@ static enum hrtimer_restart ntrace_timer_fn(struct hrtimer *t)
 	nc->last_tick_ns = now;
 	/* the drain rewinds the sink: the time it filled in is up to now */
 	since = now - sess.rewound_ns;
-	used = ntrace_drain(nc->event, te->enabled, &cap);
+	used = ntrace_drain(nc->event, te->enabled, &room);
 	/*
-	 * Drain again when the sink would be an eighth full at the rate it
-	 * filled since it was last rewound (by any hart): every drain
-	 * rewinds it, so the rate may grow eightfold between ticks before
-	 * any trace is lost.
+	 * Drain again when the room the sink has now would be an eighth
+	 * full at the rate it filled since it was last rewound (by any
+	 * hart): every drain rewinds it, so the rate may grow eightfold
+	 * between ticks before any trace is lost.
 	 * The period may shrink at once but only grow by half per tick: a
 	 * quiet phase must not leave a burst undrained.
 	 */
 	if (used && since) {
-		u64 p = div64_u64((cap / 8) * since, used);
+		u64 p = div64_u64((room / 8) * since, used);
 
 		p = min(p, sess.period_ns + sess.period_ns / 2);
 		sess.period_ns = clamp_t(u64, p, PERIOD_MIN_NS, PERIOD_MAX_NS);
@@ -663,7 +666,7 @@ static void ntrace_event_stop(struct perf_event *event, int flags)
 	struct ntrace_encoder *te = ntrace_dev.cpu_encoder[smp_processor_id()];
 	struct ntrace_cpu *nc = this_cpu_ptr(&ntrace_cpu);
 	unsigned long irqflags;
-	u64 cap;
+	u64 room;
 
 	if (event->hw.state & PERF_HES_STOPPED)
 		return;
@@ -675,7 +678,7 @@ static void ntrace_event_stop(struct perf_event *event, int flags)
 		sess.running--;
 	}
 	stats.trace_ns += ktime_get_ns() - nc->started_ns;
-	ntrace_drain(event, false, &cap);
+	ntrace_drain(event, false, &room);
 	raw_spin_unlock_irqrestore(&ntrace_lock, irqflags);
 	event->hw.state = PERF_HES_STOPPED | PERF_HES_UPTODATE;
 }

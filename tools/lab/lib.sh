@@ -218,3 +218,12 @@ guest_apt() {
 		--mirror "$MIRROR" --suites "$GUEST_SUITES" \
 		--keyring "$GUEST_KEYRING" "$@"
 }
+
+# What the kernel logs when something went wrong that it survived, for
+# grep -E. Lockdep reports start with "WARNING:" or "INFO:", KASAN ones
+# with "BUG:"; the plain words "lockdep" and "kmemleak" also appear in
+# harmless boot messages of the debug kernels.
+LAB_SPLAT_RE='Kernel panic|Oops|WARNING:|BUG:|cut here|Unable to handle kernel|'
+LAB_SPLAT_RE+='KASAN:|INFO: possible|inconsistent lock state|DEBUG_LOCKS_WARN_ON|'
+LAB_SPLAT_RE+='turning off the locking correctness validator|'
+LAB_SPLAT_RE+='kmemleak: [0-9]+ new suspected|self-detected stall|blocked for more than'

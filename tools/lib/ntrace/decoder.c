@@ -914,8 +914,13 @@ static void decode_msg(struct nt_decoder *d, const struct nt_msg *m)
 	if (!s)
 		return;
 	if (m->err || (m->tcode >= NT_TCODE_VENDOR_FIRST &&
-		       m->tcode <= NT_TCODE_VENDOR_LAST)) {
-		/* reserved TCODEs mean damage; vendor ones carry no flow */
+		       m->tcode <= NT_TCODE_VENDOR_LAST) ||
+	    m->tcode == NT_TCODE_DATA_ACQUISITION ||
+	    m->tcode == NT_TCODE_IN_CIRCUIT_TRACE) {
+		/*
+		 * Reserved TCODEs mean damage. Vendor messages, software's
+		 * data values and in-circuit signals carry no flow.
+		 */
 		if (m->err) {
 			d->st.errors++;
 			gap(d, s, "reserved TCODE", m->offset);

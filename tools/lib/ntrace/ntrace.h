@@ -23,6 +23,11 @@ enum nt_tcode {
 	NT_TCODE_OWNERSHIP = 2,
 	NT_TCODE_DIRECT_BRANCH = 3,
 	NT_TCODE_INDIRECT_BRANCH = 4,
+	/*
+	 * Nexus messages outside N-Trace 1.0 that real encoders send (IEEE-ISTO
+	 * 5001-2012 sections 4.3.19 and 4.3.21): read, shown and skipped.
+	 */
+	NT_TCODE_DATA_ACQUISITION = 7,
 	NT_TCODE_ERROR = 8,
 	NT_TCODE_PROG_TRACE_SYNC = 9,
 	NT_TCODE_DIRECT_BRANCH_SYNC = 11,
@@ -32,6 +37,7 @@ enum nt_tcode {
 	NT_TCODE_INDIRECT_BRANCH_HIST_SYNC = 29,
 	NT_TCODE_REPEAT_BRANCH = 30,
 	NT_TCODE_PROG_TRACE_CORRELATION = 33,
+	NT_TCODE_IN_CIRCUIT_TRACE = 34,
 	NT_TCODE_VENDOR_FIRST = 56,
 	NT_TCODE_VENDOR_LAST = 62,
 };
@@ -127,6 +133,11 @@ struct nt_stream_cfg {
 #define NT_F_EVCODE	(1u << 14)
 #define NT_F_CDF	(1u << 15)
 #define NT_F_RAW	(1u << 16)	/* vendor/reserved: raw var fields */
+#define NT_F_IDTAG	(1u << 17)	/* DataAcquisition */
+#define NT_F_DQDATA	(1u << 18)
+#define NT_F_CKSRC	(1u << 19)	/* In-Circuit Trace */
+#define NT_F_CKDF	(1u << 20)
+#define NT_F_CKDATA	(1u << 21)	/* ckdata[0 .. ckdf] */
 
 /* Errors the reader reports (as records, never fatal). */
 enum nt_err {
@@ -168,6 +179,8 @@ struct nt_msg {
 	uint8_t cdf;
 	uint8_t nrdata;
 	uint8_t nraw;
+	uint8_t cksrc;
+	uint8_t ckdf;
 	uint64_t icnt;
 	uint64_t addr_field;
 	uint64_t target;
@@ -184,6 +197,8 @@ struct nt_msg {
 	uint64_t ecode;
 	uint64_t bcnt;
 	uint64_t raw[NT_MAX_RAW_FIELDS];
+	uint64_t idtag, dqdata;
+	uint64_t ckdata[2];	/* CKDATA0, and CKDATA1 when CKDF is 1 */
 };
 
 /*

@@ -84,6 +84,16 @@ head -c 5000 /dev/urandom >"$tmp/random.nt"
 "$nt" dump "$tmp/random.nt" >/dev/null 2>&1
 [[ $? -le 1 ]]; ok $? "random bytes: dump exits 0 or 1, no crash"
 
+# Nexus messages outside N-Trace that SiFive's encoder sends: shown by
+# name, not as reserved TCODEs, and skipped by decode
+printf '\x88\x44\x95\x0f\x1c\x09\xd0\x20\x07' >"$tmp/ict.nt"
+status 0 "$nt" dump "$tmp/ict.nt"
+grep -q '^00000000   4  InCircuitTrace cksrc=1 ckdf=1 ckdata0=0x25 ckdata1=0x3$' \
+	"$tmp/out" && grep -q '^00000004   5  DataAcquisition idtag=0x2 dqdata=0x1234$' \
+	"$tmp/out"; ok $? "dump shows In-Circuit Trace and DataAcquisition fields"
+status 0 "$nt" decode --elf "$progs/rle" "$tmp/ict.nt" --format pcs -o /dev/null
+ok $? "decode skips them without an error"
+
 # Bluespec input gives the same trace as the ELF path
 status 0 "$nt" bluespec --elf "$progs/interp" --pc-trace "$progs/interp.pcs" \
 	-o "$tmp/i.bsv"; ok $? "bluespec writes a tandem trace"

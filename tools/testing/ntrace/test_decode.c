@@ -533,6 +533,24 @@ static void spec_examples(void)
 	       "trace starting mid-stream: decoding begins at the first sync");
 	collect_free(&c);
 
+	/* In-Circuit Trace and DataAcquisition carry no flow: skipped */
+	len = msg(&cfg, buf, 0, (struct nt_msg){
+		.tcode = NT_TCODE_PROG_TRACE_SYNC, .sync = 3,
+		.addr_field = 0x80 });
+	/* as bytes: the test must not depend on the writer knowing them */
+	memcpy(buf + len, "\x88\x44\x95\x0f\x1c\x09\xd0\x20\x07", 9);
+	len += 9;
+	len = msg(&cfg, buf, len, (struct nt_msg){
+		.tcode = NT_TCODE_DIRECT_BRANCH, .icnt = 3 });
+	memcpy(buf + len, "\x88\x20\x0b", 3);
+	len += 3;
+	len = msg(&cfg, buf, len, (struct nt_msg){
+		.tcode = NT_TCODE_PROG_TRACE_CORRELATION, .icnt = 1 });
+	decode(&ecfg, img, buf, len, 0, &c);
+	tap_ok(c.n == 3 && c.pcs[2] == 0x200 && !c.gaps,
+	       "In-Circuit Trace and DataAcquisition messages are skipped");
+	collect_free(&c);
+
 	/* I-CNT wider than 22 bits is accepted (here: nothing to walk) */
 	{
 		struct nt_decoder_stats st;

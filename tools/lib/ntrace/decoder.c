@@ -14,9 +14,13 @@
  * change the flow plus the one that can, cached by start address, so a hot
  * loop costs a hash probe per block. Every walk is bounded by the I-CNT
  * it was given, or, while HIST bits of a ResourceFull are consumed before
- * the I-CNT is known, by the most an encoder can count without reporting.
+ * the I-CNT is known, by the distance from one branch to the next.
  * Anything that does not fit the code becomes a GAP event with the byte
  * offset of the message, and decoding resumes at the next sync.
+ *
+ * Where real encoders depart from the ratified specification in ways
+ * that leave no doubt what they meant, the decoder follows them and
+ * counts each kind of departure (enum nt_deviation) in its statistics.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -24,7 +28,11 @@
 #include "ntrace.h"
 
 #define UNBOUNDED		UINT64_MAX
-/* more than any I-CNT counter (22 bits) can hold before ResourceFull */
+/*
+ * Half-words a HIST walk may go without reaching a branch: twice what
+ * an I-CNT counter of NT_MAX_ICNT_BITS holds. A path without branches
+ * that goes on longer never reaches one: it is a loop of jumps.
+ */
 #define WALK_SLACK		(1ull << 23)
 #define MAX_BLOCK_INSNS		256
 #define MAX_CACHED_BLOCKS	(1u << 20)
@@ -185,6 +193,22 @@ void nt_decoder_free(struct nt_decoder *d)
 const struct nt_decoder_stats *nt_decoder_stats(const struct nt_decoder *d)
 {
 	return &d->st;
+}
+
+const char *nt_deviation_name(unsigned int dev)
+{
+	static const char *const names[NT_DEV__COUNT] = {
+		[NT_DEV_WIDE_ICNT] = "I-CNT wider than 22 bits",
+	};
+
+	return dev < NT_DEV__COUNT ? names[dev] : "unknown deviation";
+}
+
+static void deviation(struct nt_decoder *d, unsigned int dev,
+		      uint64_t offset)
+{
+	if (!d->st.deviations[dev]++)
+		d->st.deviation_at[dev] = offset;
 }
 
 /* Images searched for a process: its own first, then the shared ones. */
@@ -596,7 +620,7 @@ static int terminator(struct nt_decoder *d, struct src_dec *s,
 static int walk(struct nt_decoder *d, struct src_dec *s, uint64_t rem,
 		struct hist_src *hs, int end, uint64_t target)
 {
-	const uint64_t limit = s->pend_icnt + WALK_SLACK;
+	uint64_t quiet = 0;	/* half-words since the last HIST bit */
 	struct nt_event ev;
 
 	d->end_ok = false;
@@ -653,11 +677,20 @@ static int walk(struct nt_decoder *d, struct src_dec *s, uint64_t rem,
 		if (rem != UNBOUNDED) {
 			rem -= need;
 		} else {
-			/* HIST before its I-CNT: the final message settles it */
+			/*
+			 * HIST before its I-CNT: the final message settles it.
+			 * Not bounded by what a 22-bit counter holds: encoders
+			 * with wider ones send no RCODE 0 for millions of
+			 * instructions, then one I-CNT with all of them.
+			 */
 			s->walked += need;
-			if (s->walked > limit)
-				return fail(d, "no branch for the HIST bits within any I-CNT",
+			quiet += need;
+			if (quiet > WALK_SLACK)
+				return fail(d, "no branch for the HIST bits",
 					    s->pc);
+			if (b->term.iclass == NT_IC_BRANCH ||
+			    (b->term.iclass == NT_IC_JAL && d->cfg.all_jumps))
+				quiet = 0;	/* it takes the next bit */
 		}
 		ev.last = b->term_pc;
 		ev.ninsn = b->plain_n + 1ull;
@@ -913,6 +946,11 @@ static void decode_msg(struct nt_decoder *d, const struct nt_msg *m)
 	s = get_src(d, m->src);
 	if (!s)
 		return;
+	/* section "Common Fields", table "Maximum Field Sizes" */
+	if (((m->fields & NT_F_ICNT) && m->icnt >> NT_MAX_ICNT_BITS) ||
+	    (m->tcode == NT_TCODE_RESOURCE_FULL && m->rcode == NT_RCODE_ICNT &&
+	     m->rdata[0] >> NT_MAX_ICNT_BITS))
+		deviation(d, NT_DEV_WIDE_ICNT, m->offset);
 	if (m->err || (m->tcode >= NT_TCODE_VENDOR_FIRST &&
 		       m->tcode <= NT_TCODE_VENDOR_LAST) ||
 	    m->tcode == NT_TCODE_DATA_ACQUISITION ||

@@ -562,6 +562,17 @@ struct nt_decoder_cfg {
 	uint64_t max_icnt;	/* largest I-CNT field accepted, 0 = 2^32 */
 };
 
+/*
+ * Departures from the ratified specification that real encoders make,
+ * which the decoder takes as those encoders meant them and counts.
+ */
+enum nt_deviation {
+	NT_DEV_WIDE_ICNT,	/* I-CNT over NTRACE_MAX_ICNT (22 bits) */
+	NT_DEV__COUNT
+};
+
+const char *nt_deviation_name(unsigned int dev);
+
 struct nt_decoder_stats {
 	uint64_t msgs, bytes;
 	uint64_t insns, halfwords;
@@ -570,6 +581,8 @@ struct nt_decoder_stats {
 	uint64_t gaps, errors;
 	uint64_t skipped_msgs;	/* before the first sync or after a gap */
 	uint64_t last_time;
+	uint64_t deviations[NT_DEV__COUNT];	/* messages, per kind */
+	uint64_t deviation_at[NT_DEV__COUNT];	/* offset of the first one */
 };
 
 typedef void (*nt_event_fn)(void *ctx, const struct nt_event *ev);

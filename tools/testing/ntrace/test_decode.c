@@ -33,6 +33,7 @@ struct collect {
 	uint64_t first_gap_offset;
 	bool ended_in_exception;
 	uint64_t last_exception_pc;
+	struct nt_decoder_stats st;
 };
 
 static void push_pc(struct collect *c, uint64_t pc)
@@ -119,6 +120,7 @@ static void decode(const struct nt_encoder_cfg *ecfg, const struct nt_image *img
 		pos += n;
 	}
 	nt_decoder_finish(d);
+	c->st = *nt_decoder_stats(d);
 	nt_decoder_free(d);
 }
 
@@ -575,6 +577,184 @@ static void spec_examples(void)
 	nt_image_free(img);
 }
 
+/* ---- what real encoders send beyond the ratified spec ---------------- */
+
+/*
+ * The stream an encoder with an I-CNT counter wider than the spec's
+ * sends: no ResourceFull RCODE 0; their counts go into the next message
+ * with an I-CNT, and their timestamps into the next relative one.
+ */
+static size_t fold_icnt_full(const struct nt_stream_cfg *cfg,
+			     const uint8_t *in, size_t len, uint8_t *out,
+			     size_t cap)
+{
+	struct nt_reader *r = nt_reader_new(cfg);
+	uint64_t icnt = 0, dt = 0;
+	struct nt_msg m;
+	size_t n = 0;
+
+	nt_reader_feed(r, in, len);
+	nt_reader_finish(r);
+	while (nt_reader_next(r, &m)) {
+		int w;
+
+		if (m.tcode == NT_TCODE_RESOURCE_FULL &&
+		    m.rcode == NT_RCODE_ICNT) {
+			icnt += m.rdata[0];
+			dt += (m.fields & NT_F_TSTAMP) ? m.tstamp : 0;
+			continue;
+		}
+		if (m.fields & NT_F_ICNT) {
+			m.icnt += icnt;
+			icnt = 0;
+		}
+		if (m.fields & NT_F_TSTAMP) {
+			if (!nt_tcode_is_sync(m.tcode))
+				m.tstamp += dt;
+			dt = 0;
+		}
+		w = nt_write_msg(cfg, &m, out + n, cap - n);
+		if (m.err || w <= 0)
+			abort();
+		n += (size_t)w;
+	}
+	nt_reader_free(r);
+	return n;
+}
+
+/* Long enough that its I-CNT needs more than 22 bits. */
+#define LOOP_TIMES	((1u << 21) + 1000)
+
+/*
+ * 0x1000: addi a0,a0,-1; bnez a0,0x1000; ret
+ * 0x2000: addi a0,a0,1;  addi a0,a0,1
+ */
+static struct nt_image *loop_image(void)
+{
+	static uint8_t mem[0x1010];
+	struct nt_image *img = nt_image_new();
+	const char *err = NULL;
+
+	put32(mem, 0x000, 0xfff50513);
+	put32(mem, 0x004, btype(1, 10, 0, -4));
+	put32(mem, 0x008, 0x00008067);
+	put32(mem, 0x1000, 0x00150513);
+	put32(mem, 0x1004, 0x00150513);
+	if (!img || nt_image_add_mem(img, mem, sizeof(mem), 0x1000, &err))
+		abort();
+	return img;
+}
+
+/* The loop as a reference encoder with a 32-bit I-CNT reports it. */
+static void wide_icnt_hand_built(void)
+{
+	struct nt_stream_cfg cfg = { .xlen = 64 };
+	struct nt_image *img = loop_image();
+	struct nt_encoder_cfg ecfg;
+	const uint64_t taken = LOOP_TIMES - 1, full = taken / 31;
+	const uint64_t hist = ((1ull << (taken % 31 + 1)) - 1) << 1;
+	const uint64_t icnt = 4ull * LOOP_TIMES + 2;
+	struct collect c;
+	uint8_t buf[256];
+	size_t len, at;
+	int rf0;
+
+	nt_encoder_cfg_default(&ecfg);
+	ecfg.stream = cfg;
+	ecfg.mode = 0;
+	/* the same instructions reported in the closing message or RCODE 0 */
+	for (rf0 = 0; rf0 < 2; rf0++) {
+		len = msg(&cfg, buf, 0, (struct nt_msg){
+			.tcode = NT_TCODE_PROG_TRACE_SYNC, .sync = 5,
+			.addr_field = 0x1000 >> 1 });
+		len = msg(&cfg, buf, len, (struct nt_msg){
+			.tcode = NT_TCODE_RESOURCE_FULL, .rcode = NT_RCODE_HIST,
+			.rdata = { 0xffffffff } });
+		len = msg(&cfg, buf, len, (struct nt_msg){
+			.tcode = NT_TCODE_RESOURCE_FULL,
+			.rcode = NT_RCODE_HIST_REPEAT, .nrdata = 2,
+			.rdata = { 0xffffffff, full - 1 } });
+		at = len;
+		if (rf0)
+			len = msg(&cfg, buf, len, (struct nt_msg){
+				.tcode = NT_TCODE_RESOURCE_FULL,
+				.rcode = NT_RCODE_ICNT, .rdata = { icnt - 2 } });
+		len = msg(&cfg, buf, len, (struct nt_msg){
+			.tcode = NT_TCODE_INDIRECT_BRANCH_HIST,
+			.icnt = rf0 ? 2 : icnt, .hist = hist,
+			.addr_field = (0x1000 ^ 0x2000) >> 1 });
+		len = msg(&cfg, buf, len, (struct nt_msg){
+			.tcode = NT_TCODE_PROG_TRACE_CORRELATION, .icnt = 2 });
+		decode(&ecfg, img, buf, len, 0, &c);
+		tap_ok(!c.gaps && c.n == 2 * LOOP_TIMES + 2 &&
+		       c.pcs[c.n - 3] == 0x1004 && c.pcs[c.n - 2] == 0x1008 &&
+		       c.pcs[c.n - 1] == 0x2000,
+		       "%s of %" PRIu64 " half-words after %" PRIu64
+		       " HIST-only ResourceFull: all %zu instructions",
+		       rf0 ? "RCODE 0" : "I-CNT", icnt - 2 * rf0, full, c.n);
+		tap_ok(c.st.deviations[NT_DEV_WIDE_ICNT] == 1 &&
+		       c.st.deviation_at[NT_DEV_WIDE_ICNT] == at,
+		       "counted once as an I-CNT wider than 22 bits, at byte %zu",
+		       at);
+		collect_free(&c);
+	}
+	nt_image_free(img);
+}
+
+/*
+ * The same loop through the encoder model, with the ResourceFull RCODE 0
+ * it sends folded into the next I-CNT: every PC must come back.
+ */
+static void wide_icnt_encoded(void)
+{
+	struct nt_image *img = loop_image();
+	struct nt_encoder_cfg cfg;
+	struct nt_encoder *e;
+	struct collect c;
+	const char *err = NULL;
+	const uint8_t *out;
+	uint8_t *folded;
+	size_t len, flen, i, bad = 0;
+	uint64_t ts = 0;
+
+	nt_encoder_cfg_default(&cfg);
+	os_htm_ir3_rh(&cfg);
+	cfg.stream.timestamps = true;
+	e = nt_encoder_new(&cfg, &err);
+	nt_encoder_start(e, NT_SYNC_TRACE_ENABLE);
+	for (i = 0; i < LOOP_TIMES; i++) {
+		struct nt_record r = { .addr = 0x1000, .size = 4,
+				       .tstamp = ++ts };
+
+		nt_encoder_retire(e, &r);
+		r.addr = 0x1004;
+		r.itype = i + 1 < LOOP_TIMES ? NT_ITYPE_BRANCH_TAKEN :
+					       NT_ITYPE_BRANCH_NOT_TAKEN;
+		r.tstamp = ++ts;
+		nt_encoder_retire(e, &r);
+	}
+	nt_encoder_retire(e, &(struct nt_record){ .addr = 0x1008, .size = 4,
+			  .itype = NT_ITYPE_RETURN, .tstamp = ++ts });
+	nt_encoder_retire(e, &(struct nt_record){ .addr = 0x2000, .size = 4,
+			  .tstamp = ++ts });
+	nt_encoder_stop(e, NT_EVCODE_TRACE_DISABLED, ++ts);
+	out = nt_encoder_output(e, &len);
+	folded = malloc(len + 64);
+	flen = fold_icnt_full(&cfg.stream, out, len, folded, len + 64);
+	decode(&cfg, img, folded, flen, 4096, &c);
+	for (i = 0; i + 3 < c.n && i < 2 * LOOP_TIMES; i++)
+		bad += c.pcs[i] != 0x1000 + 4 * (i & 1);
+	tap_ok(!c.gaps && !bad && c.n == 2 * LOOP_TIMES + 2 &&
+	       c.pcs[c.n - 1] == 0x2000 &&
+	       c.st.deviations[NT_DEV_WIDE_ICNT] == 1,
+	       "encoder model without RCODE 0 (%zu bytes, %zu before): "
+	       "%zu PCs, all as executed, one wide I-CNT", flen, len, c.n);
+	collect_free(&c);
+	free(folded);
+	nt_encoder_free(e);
+	nt_image_free(img);
+}
+
 int main(int argc, char **argv)
 {
 	const char *const *names = default_programs;
@@ -582,6 +762,8 @@ int main(int argc, char **argv)
 	size_t i;
 
 	spec_examples();
+	wide_icnt_hand_built();
+	wide_icnt_encoded();
 	if (argc < 2) {
 		fprintf(stderr, "usage: test_decode DIR [NAME...]\n");
 		return tap_done();

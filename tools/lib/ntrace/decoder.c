@@ -115,6 +115,7 @@ struct nt_decoder {
 	const char *err;		/* why the current walk failed */
 	uint64_t err_pc;
 	bool end_ok;			/* the walk ended as the message said */
+	bool ecall;			/* ... at an ecall counted as retired */
 	bool next_known;
 };
 
@@ -199,6 +200,7 @@ const char *nt_deviation_name(unsigned int dev)
 {
 	static const char *const names[NT_DEV__COUNT] = {
 		[NT_DEV_WIDE_ICNT] = "I-CNT wider than 22 bits",
+		[NT_DEV_ECALL_RETIRED] = "ecall/ebreak counted as retired",
 	};
 
 	return dev < NT_DEV__COUNT ? names[dev] : "unknown deviation";
@@ -488,6 +490,9 @@ static uint64_t xmask(const struct nt_decoder *d)
 	return (d->cfg.isa & NT_ISA_RV32) ? 0xffffffffull : ~0ull;
 }
 
+/* terminator(): the message ends with an ecall or ebreak it counted */
+#define ECALL_COUNTED	1
+
 /*
  * The block's last instruction has retired; work out where it went.
  * last: it is the final instruction the message describes.
@@ -560,7 +565,17 @@ static int terminator(struct nt_decoder *d, struct src_dec *s,
 		ev->to = t->target;
 		return 0;
 	case NT_IC_ECALL:
-		return fail(d, "ecall/ebreak counted as retired", b->term_pc);
+		/*
+		 * They never retire (section "Trace Ingress Port", itype
+		 * table), but rc7 counted an ecall once it had: the message
+		 * that ends with one reports its trap. Anywhere else it is
+		 * damage.
+		 */
+		if (!last_icnt || hist_has(hs) || end == END_NONE ||
+		    end == END_DIRECT)
+			return fail(d, "ecall/ebreak counted as retired",
+				    b->term_pc);
+		return ECALL_COUNTED;
 	case NT_IC_INVALID:
 		return fail(d, b->term_outside ? "PC outside every program image" :
 				    "undecodable instruction", b->term_pc);
@@ -614,6 +629,60 @@ static int terminator(struct nt_decoder *d, struct src_dec *s,
 }
 
 /*
+ * The first instructions of b's straight run into ev, which starts at
+ * ev->from, as many as fit in half half-words; returns the half-words
+ * they take.
+ */
+static uint64_t plain_run(const struct nt_decoder *d, const struct block *b,
+			  uint64_t half, struct nt_event *ev)
+{
+	const uint8_t *p = b->code;
+	uint64_t pc = ev->from, h = 0;
+
+	while (h < half && ev->ninsn < b->plain_n) {
+		unsigned int sz = (p[0] & 3) == 3 ? 4 : 2;
+
+		ev->last = pc;
+		ev->ninsn++;
+		h += sz / 2;
+		p += sz;
+		pc = (pc + sz) & xmask(d);
+	}
+	ev->to = pc;
+	return h;
+}
+
+/*
+ * The message counted the ecall or ebreak that ends block b as retired
+ * (NT_DEV_ECALL_RETIRED): what ran before it is reported, and the PC
+ * left at it for the trap its caller reports, as if the message had
+ * followed the ratified rule.
+ */
+static void ecall_counted(struct nt_decoder *d, struct src_dec *s,
+			  const struct block *b, struct nt_event *ev, int end)
+{
+	deviation(d, NT_DEV_ECALL_RETIRED, d->msg->offset);
+	if (b->plain_n) {
+		ev->itype = NT_ITYPE_NONE;
+		ev->flags = 0;
+		ev->ninsn = 0;
+		d->st.halfwords += plain_run(d, b, b->plain_half, ev);
+		d->st.insns += ev->ninsn;
+		d->fn(d->ctx, ev);
+	}
+	/*
+	 * Reported with B-TYPE 0, it went through the encoder as an
+	 * uninferable call (the reference encoder's model): its return
+	 * address is on the encoder's return stack, so it goes on ours.
+	 */
+	if (end == END_INDIRECT)
+		push(d, s, (b->term_pc + b->term.size) & xmask(d));
+	s->pc = b->term_pc;
+	d->ecall = true;
+	d->end_ok = true;
+}
+
+/*
  * Walk rem half-words (UNBOUNDED: until the HIST bits are used up) from
  * s->pc, emitting INSNS events. Returns 0 or -1 (d->err says why).
  */
@@ -622,8 +691,10 @@ static int walk(struct nt_decoder *d, struct src_dec *s, uint64_t rem,
 {
 	uint64_t quiet = 0;	/* half-words since the last HIST bit */
 	struct nt_event ev;
+	int r;
 
 	d->end_ok = false;
+	d->ecall = false;
 	d->next_known = true;
 	for (;;) {
 		const struct block *b;
@@ -645,26 +716,16 @@ static int walk(struct nt_decoder *d, struct src_dec *s, uint64_t rem,
 
 		if (rem != UNBOUNDED && rem < need) {
 			/* the message ends inside this block's straight run */
-			const uint8_t *p = b->code;
-			uint64_t pc = s->pc, h = 0;
+			uint64_t h;
 
 			if (hist_has(hs))
 				return fail(d, "HIST bits left with no reachable branch",
 					    s->pc);
-			while (h < rem && ev.ninsn < b->plain_n) {
-				unsigned int sz = (p[0] & 3) == 3 ? 4 : 2;
-
-				ev.last = pc;
-				ev.ninsn++;
-				h += sz / 2;
-				p += sz;
-				pc = (pc + sz) & xmask(d);
-			}
+			h = plain_run(d, b, rem, &ev);
 			if (h != rem)
 				return fail(d, "I-CNT ends inside an instruction",
-					    pc);
-			ev.to = pc;
-			s->pc = pc;
+					    ev.to);
+			s->pc = ev.to;
 			d->st.insns += ev.ninsn;
 			d->st.halfwords += h;
 			d->fn(d->ctx, &ev);
@@ -694,8 +755,13 @@ static int walk(struct nt_decoder *d, struct src_dec *s, uint64_t rem,
 		}
 		ev.last = b->term_pc;
 		ev.ninsn = b->plain_n + 1ull;
-		if (terminator(d, s, b, hs, rem == 0, end, target, &ev))
+		r = terminator(d, s, b, hs, rem == 0, end, target, &ev);
+		if (r < 0)
 			return -1;
+		if (r == ECALL_COUNTED) {
+			ecall_counted(d, s, b, &ev, end);
+			return 0;
+		}
 		d->st.insns += ev.ninsn;
 		d->st.halfwords += need;
 		if (ev.flags & NT_EVF_TAKEN)
@@ -792,8 +858,9 @@ static int branch_msg(struct nt_decoder *d, struct src_dec *s,
 		end = m->btype == NT_BTYPE_INDIRECT ? END_INDIRECT : END_TRAP;
 	if (walk(d, s, rem, &hs, end, m->target))
 		return -1;
-	if (end == END_TRAP) {
-		trap_event(d, s, m->btype, m->target);
+	if (end == END_TRAP || d->ecall) {
+		trap_event(d, s, end == END_TRAP ? m->btype : NT_BTYPE_EXCEPTION,
+			   m->target);
 		return 0;
 	}
 	if (!d->end_ok)
@@ -842,8 +909,9 @@ static int sync_msg(struct nt_decoder *d, struct src_dec *s,
 		end = END_SYNC;
 	if (walk(d, s, rem, &hs, end, m->target))
 		return -1;
-	if (end == END_TRAP)
-		trap_event(d, s, m->btype, m->target);
+	if (end == END_TRAP || d->ecall)
+		trap_event(d, s, end == END_TRAP ? m->btype : NT_BTYPE_EXCEPTION,
+			   m->target);
 	else if (end == END_DIRECT && !d->end_ok)
 		return fail(d, "DirectBranchSync does not end at a taken branch",
 			    s->pc);

@@ -568,6 +568,7 @@ struct nt_decoder_cfg {
  */
 enum nt_deviation {
 	NT_DEV_WIDE_ICNT,	/* I-CNT over NTRACE_MAX_ICNT (22 bits) */
+	NT_DEV_ECALL_RETIRED,	/* ecall/ebreak counted in I-CNT (rc7) */
 	NT_DEV__COUNT
 };
 

@@ -755,6 +755,167 @@ static void wide_icnt_encoded(void)
 	nt_image_free(img);
 }
 
+/*
+ * ecall and ebreak counted as retired, as rc7 had it. 0x100: addi;
+ * ecall; addi; c.ebreak. 0x200 (a handler): addi; ret.
+ */
+static void ecall_hand_built(void)
+{
+	static uint8_t mem[0x210];
+	struct nt_stream_cfg cfg = { .xlen = 64 };
+	struct nt_image *img = nt_image_new();
+	struct nt_encoder_cfg ecfg;
+	const char *err = NULL;
+	struct collect c;
+	uint8_t buf[64];
+	size_t len, at;
+
+	put32(mem, 0x100, 0x00150513);
+	put32(mem, 0x104, 0x00000073);
+	put32(mem, 0x108, 0x00150513);
+	put16(mem, 0x10c, 0x9002);
+	put32(mem, 0x200, 0x00150513);
+	put32(mem, 0x204, 0x00008067);
+	nt_image_add_mem(img, mem, sizeof(mem), 0, &err);
+	nt_encoder_cfg_default(&ecfg);
+	ecfg.stream = cfg;
+	ecfg.mode = 0;
+
+	/*
+	 * The reference encoder's form: the ecall ends an IndirectBranch
+	 * with B-TYPE 0 as an uninferable call would, and the handler's
+	 * return to after it is implicit.
+	 */
+	len = msg(&cfg, buf, 0, (struct nt_msg){
+		.tcode = NT_TCODE_PROG_TRACE_SYNC, .sync = 5,
+		.addr_field = 0x100 >> 1 });
+	at = len;
+	len = msg(&cfg, buf, len, (struct nt_msg){
+		.tcode = NT_TCODE_INDIRECT_BRANCH, .icnt = 4,
+		.addr_field = (0x100 ^ 0x200) >> 1 });
+	len = msg(&cfg, buf, len, (struct nt_msg){
+		.tcode = NT_TCODE_PROG_TRACE_CORRELATION, .icnt = 6 });
+	decode(&ecfg, img, buf, len, 0, &c);
+	tap_ok(!c.gaps && c.n == 5 && c.pcs[0] == 0x100 && c.pcs[1] == 0x104 &&
+	       c.pcs[2] == 0x200 && c.pcs[3] == 0x204 && c.pcs[4] == 0x108 &&
+	       c.st.traps == 1 && c.st.insns == 4,
+	       "ecall in I-CNT ending a B-TYPE 0 message: a trap to the "
+	       "handler, whose return comes back after it");
+	tap_ok(c.st.deviations[NT_DEV_ECALL_RETIRED] == 1 &&
+	       c.st.deviation_at[NT_DEV_ECALL_RETIRED] == at &&
+	       c.st.deviations[NT_DEV_WIDE_ICNT] == 0,
+	       "counted once as an ecall counted as retired, at byte %zu", at);
+	collect_free(&c);
+
+	/* rc7 hardware's form: B-TYPE 2, c.ebreak counted */
+	len = msg(&cfg, buf, 0, (struct nt_msg){
+		.tcode = NT_TCODE_PROG_TRACE_SYNC, .sync = 5,
+		.addr_field = 0x108 >> 1 });
+	len = msg(&cfg, buf, len, (struct nt_msg){
+		.tcode = NT_TCODE_INDIRECT_BRANCH, .btype = NT_BTYPE_EXCEPTION,
+		.icnt = 3, .addr_field = (0x108 ^ 0x200) >> 1 });
+	len = msg(&cfg, buf, len, (struct nt_msg){
+		.tcode = NT_TCODE_PROG_TRACE_CORRELATION, .icnt = 2 });
+	decode(&ecfg, img, buf, len, 0, &c);
+	tap_ok(!c.gaps && c.n == 3 && c.pcs[1] == 0x10c && c.pcs[2] == 0x200 &&
+	       c.st.deviations[NT_DEV_ECALL_RETIRED] == 1,
+	       "c.ebreak in the I-CNT of an exception message: its trap");
+	collect_free(&c);
+
+	/* the last message of the trace counts it: nothing follows */
+	len = msg(&cfg, buf, 0, (struct nt_msg){
+		.tcode = NT_TCODE_PROG_TRACE_SYNC, .sync = 5,
+		.addr_field = 0x100 >> 1 });
+	len = msg(&cfg, buf, len, (struct nt_msg){
+		.tcode = NT_TCODE_PROG_TRACE_CORRELATION, .icnt = 4 });
+	decode(&ecfg, img, buf, len, 0, &c);
+	tap_ok(!c.gaps && c.n == 1 && c.pcs[0] == 0x100 &&
+	       c.st.deviations[NT_DEV_ECALL_RETIRED] == 1,
+	       "ecall counted by the final ProgTraceCorrelation: decoded "
+	       "up to it, as when it is not counted");
+	collect_free(&c);
+
+	/* an I-CNT that goes on past an ecall is damage, not rc7 */
+	len = msg(&cfg, buf, 0, (struct nt_msg){
+		.tcode = NT_TCODE_PROG_TRACE_SYNC, .sync = 5,
+		.addr_field = 0x100 >> 1 });
+	len = msg(&cfg, buf, len, (struct nt_msg){
+		.tcode = NT_TCODE_PROG_TRACE_CORRELATION, .icnt = 6 });
+	decode(&ecfg, img, buf, len, 0, &c);
+	tap_ok(c.gaps == 1 && !c.st.deviations[NT_DEV_ECALL_RETIRED],
+	       "an I-CNT that goes on past an ecall is still a gap");
+	collect_free(&c);
+	nt_image_free(img);
+}
+
+/*
+ * A real program as the task group's reference encoder reports it: an
+ * ecall or ebreak retires, as an uninferable call, and the I-CNT counter
+ * is never reported full. Every PC must come back.
+ */
+static void reference_form(struct prog *p)
+{
+	struct prog q = *p;
+	uint64_t ecalls = 0;
+	size_t i, k;
+
+	q.recs = malloc(p->nrecs * sizeof(*q.recs));
+	if (!q.recs)
+		abort();
+	for (i = 0; i < p->nrecs; i++) {
+		struct nt_record *r = &q.recs[i];
+		const uint8_t *code;
+		struct nt_insn in;
+		size_t avail;
+
+		*r = p->recs[i];
+		if (r->itype != NT_ITYPE_EXCEPTION)
+			continue;
+		code = nt_image_lookup(p->img, r->addr, &avail);
+		if (!code || nt_insn_classify(code, avail, r->addr, 0, &in) <= 0 ||
+		    in.iclass != NT_IC_ECALL)
+			continue;
+		r->itype = NT_ITYPE_INDIRECT_CALL;
+		r->size = in.size;
+		ecalls++;
+	}
+	for (k = 0; k < N_OPTION_SETS; k++) {
+		struct nt_encoder_cfg cfg;
+		struct collect c;
+		uint8_t *buf, *folded;
+		size_t len, flen, diff = 0;
+		bool ok;
+
+		nt_encoder_cfg_default(&cfg);
+		option_sets[k].apply(&cfg);
+		/*
+		 * A return counter would take the ecall for a call and hide
+		 * the next return, wherever it goes: nothing can follow that.
+		 */
+		if (cfg.implicit_return == 1)
+			continue;
+		buf = prog_encode(&q, &cfg, &len);
+		folded = malloc(len + 64);
+		if (!buf || !folded)
+			abort();
+		flen = fold_icnt_full(&cfg.stream, buf, len, folded, len + 64);
+		decode(&cfg, p->img, folded, flen, 0, &c);
+		ok = !c.gaps && same_as_truth(p, &c, &diff) &&
+		     c.st.deviations[NT_DEV_ECALL_RETIRED] == ecalls;
+		if (!tap_ok(ok, "%s %s, reference form: %zu of %zu PCs, %" PRIu64
+			    " of %" PRIu64 " ecalls counted as retired", p->name,
+			    option_sets[k].name, c.n, p->npcs,
+			    c.st.deviations[NT_DEV_ECALL_RETIRED], ecalls))
+			tap_diag("first difference at #%zu, %zu gaps, first at "
+				 "byte %" PRIu64, diff, c.gaps,
+				 c.first_gap_offset);
+		collect_free(&c);
+		free(folded);
+		free(buf);
+	}
+	free(q.recs);
+}
+
 int main(int argc, char **argv)
 {
 	const char *const *names = default_programs;
@@ -764,6 +925,7 @@ int main(int argc, char **argv)
 	spec_examples();
 	wide_icnt_hand_built();
 	wide_icnt_encoded();
+	ecall_hand_built();
 	if (argc < 2) {
 		fprintf(stderr, "usage: test_decode DIR [NAME...]\n");
 		return tap_done();
@@ -781,6 +943,7 @@ int main(int argc, char **argv)
 			continue;
 		}
 		round_trips(&p);
+		reference_form(&p);
 		bluespec_path(&p);
 		damage_tests(&p);
 		prog_free(&p);

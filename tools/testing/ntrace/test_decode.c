@@ -434,6 +434,15 @@ static size_t msg(const struct nt_stream_cfg *cfg, uint8_t *buf, size_t len,
 	return len + (n > 0 ? (size_t)n : 0);
 }
 
+/* Decoding settings for hand-built streams in cfg's layout. */
+static void hand_built_cfg(struct nt_encoder_cfg *ecfg,
+			   const struct nt_stream_cfg *cfg)
+{
+	nt_encoder_cfg_default(ecfg);
+	ecfg->stream = *cfg;
+	ecfg->mode = 0;	/* the decoder accepts BTM and HTM */
+}
+
 static void spec_examples(void)
 {
 	/* section 7.3 code: c.add, beq 0x200, add, beq 0x300, c.add, add,
@@ -459,9 +468,7 @@ static void spec_examples(void)
 	put32(mem, 0x300, 0x00b50533);
 	put16(mem, 0x304, 0x9002);
 	nt_image_add_mem(img, mem, sizeof(mem), 0, &err);
-	nt_encoder_cfg_default(&ecfg);
-	ecfg.stream = cfg;
-	ecfg.mode = 0;	/* the decoder accepts BTM and HTM */
+	hand_built_cfg(&ecfg, &cfg);
 
 	/* BTM run 1: DirectBranch I-CNT=3, correlation I-CNT=1 */
 	len = msg(&cfg, buf, 0, (struct nt_msg){
@@ -659,9 +666,7 @@ static void wide_icnt_hand_built(void)
 	size_t len, at;
 	int rf0;
 
-	nt_encoder_cfg_default(&ecfg);
-	ecfg.stream = cfg;
-	ecfg.mode = 0;
+	hand_built_cfg(&ecfg, &cfg);
 	/* the same instructions reported in the closing message or RCODE 0 */
 	for (rf0 = 0; rf0 < 2; rf0++) {
 		len = msg(&cfg, buf, 0, (struct nt_msg){
@@ -755,6 +760,18 @@ static void wide_icnt_encoded(void)
 	nt_image_free(img);
 }
 
+/* A whole trace: it starts at addr and stops after icnt half-words. */
+static size_t run_from(const struct nt_stream_cfg *cfg, uint8_t *buf,
+		       uint64_t addr, uint64_t icnt)
+{
+	size_t len = msg(cfg, buf, 0, (struct nt_msg){
+		.tcode = NT_TCODE_PROG_TRACE_SYNC, .sync = 5,
+		.addr_field = addr >> 1 });
+
+	return msg(cfg, buf, len, (struct nt_msg){
+		.tcode = NT_TCODE_PROG_TRACE_CORRELATION, .icnt = icnt });
+}
+
 /*
  * ecall and ebreak counted as retired, as rc7 had it. 0x100: addi;
  * ecall; addi; c.ebreak. 0x200 (a handler): addi; ret.
@@ -777,9 +794,7 @@ static void ecall_hand_built(void)
 	put32(mem, 0x200, 0x00150513);
 	put32(mem, 0x204, 0x00008067);
 	nt_image_add_mem(img, mem, sizeof(mem), 0, &err);
-	nt_encoder_cfg_default(&ecfg);
-	ecfg.stream = cfg;
-	ecfg.mode = 0;
+	hand_built_cfg(&ecfg, &cfg);
 
 	/*
 	 * The reference encoder's form: the ecall ends an IndirectBranch
@@ -823,11 +838,7 @@ static void ecall_hand_built(void)
 	collect_free(&c);
 
 	/* the last message of the trace counts it: nothing follows */
-	len = msg(&cfg, buf, 0, (struct nt_msg){
-		.tcode = NT_TCODE_PROG_TRACE_SYNC, .sync = 5,
-		.addr_field = 0x100 >> 1 });
-	len = msg(&cfg, buf, len, (struct nt_msg){
-		.tcode = NT_TCODE_PROG_TRACE_CORRELATION, .icnt = 4 });
+	len = run_from(&cfg, buf, 0x100, 4);
 	decode(&ecfg, img, buf, len, 0, &c);
 	tap_ok(!c.gaps && c.n == 1 && c.pcs[0] == 0x100 &&
 	       c.st.deviations[NT_DEV_ECALL_RETIRED] == 1,
@@ -836,11 +847,7 @@ static void ecall_hand_built(void)
 	collect_free(&c);
 
 	/* an I-CNT that goes on past an ecall is damage, not rc7 */
-	len = msg(&cfg, buf, 0, (struct nt_msg){
-		.tcode = NT_TCODE_PROG_TRACE_SYNC, .sync = 5,
-		.addr_field = 0x100 >> 1 });
-	len = msg(&cfg, buf, len, (struct nt_msg){
-		.tcode = NT_TCODE_PROG_TRACE_CORRELATION, .icnt = 6 });
+	len = run_from(&cfg, buf, 0x100, 6);
 	decode(&ecfg, img, buf, len, 0, &c);
 	tap_ok(c.gaps == 1 && !c.st.deviations[NT_DEV_ECALL_RETIRED],
 	       "an I-CNT that goes on past an ecall is still a gap");

@@ -545,8 +545,12 @@ static int assign_fields(struct nt_reader *r, unsigned int tcode,
 		m->tstamp = vf[nbase].v;
 		m->fields |= NT_F_TSTAMP;
 		/* chapter 7.5: absolute in sync messages, else relative */
-		st->time = nt_tcode_is_sync(tcode) ? m->tstamp
-						    : st->time + m->tstamp;
+		if (nt_tcode_is_sync(tcode))
+			st->time = m->tstamp;
+		else if (cfg->quirks & NT_QUIRK_SIFIVE)
+			st->time ^= m->tstamp;	/* the bits that changed */
+		else
+			st->time += m->tstamp;
 	}
 	m->time = st->time;
 	return NT_OK;
@@ -572,7 +576,8 @@ struct nt_reader *nt_reader_new(const struct nt_stream_cfg *cfg)
 	struct nt_reader *r;
 
 	if (cfg->src_bits > NT_MAX_SRC_BITS ||
-	    (cfg->xlen && cfg->xlen != 32 && cfg->xlen != 64))
+	    (cfg->xlen && cfg->xlen != 32 && cfg->xlen != 64) ||
+	    (cfg->quirks & ~NT_QUIRK_SIFIVE))
 		return NULL;
 	r = calloc(1, sizeof(*r));
 	if (!r)

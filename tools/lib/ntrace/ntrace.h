@@ -68,6 +68,8 @@ enum nt_rcode {
 	NT_RCODE_ICNT = 0,
 	NT_RCODE_HIST = 1,
 	NT_RCODE_HIST_REPEAT = 2,
+	NT_RCODE_SIFIVE_NOT_TAKEN = 8,	/* with NT_QUIRK_SIFIVE */
+	NT_RCODE_SIFIVE_TAKEN = 9,
 };
 
 /* ProgTraceCorrelation EVCODE values. */
@@ -106,6 +108,14 @@ enum nt_mode {
 #define NT_MAX_VENDOR_MSG_BYTES	256
 #define NT_MAX_IR_DEPTH		32
 
+/*
+ * Formats of encoders that predate N-Trace 1.0 (nt_stream_cfg.quirks).
+ * SiFive's (P550 and relatives): a timestamp that is not absolute is
+ * XORed into the running time, not added; ResourceFull RCODE 8 and 9
+ * report RDATA branches in a row, all not taken and all taken.
+ */
+#define NT_QUIRK_SIFIVE		(1u << 0)
+
 /* Stream configuration that changes how bytes are interpreted. */
 struct nt_stream_cfg {
 	uint8_t src_bits;	/* SRC width, 0 = no SRC field (trTeInhibitSrc) */
@@ -113,6 +123,7 @@ struct nt_stream_cfg {
 	bool extend_addr_msb;	/* trTeInstExtendAddrMSB (section 8.2) */
 	uint8_t xlen;		/* 32 or 64; 0 means 64 */
 	uint16_t max_msg_bytes;	/* standard messages; 0 = NT_MAX_MSG_BYTES */
+	uint8_t quirks;		/* NT_QUIRK_*; readers and decoders only */
 };
 
 /* Presence bits of struct nt_msg fields. */

@@ -51,6 +51,8 @@ static void config_from(uint8_t b, struct nt_stream_cfg *cfg)
 {
 	memset(cfg, 0, sizeof(*cfg));
 	cfg->src_bits = (b & 0x0f) % (NT_MAX_SRC_BITS + 1);
+	/* the SRC widths that wrap select SiFive's pre-1.0 format */
+	cfg->quirks = (b & 0x0f) > NT_MAX_SRC_BITS ? NT_QUIRK_SIFIVE : 0;
 	cfg->timestamps = b & 0x10;
 	cfg->extend_addr_msb = b & 0x20;
 	cfg->xlen = b & 0x40 ? 32 : 64;

@@ -518,6 +518,54 @@ static void nexus_extra_messages(void)
 	       "an ICT with CKDF 2 is a bad layout, not a guess");
 }
 
+/*
+ * SiFive's pre-1.0 format sends the bits of the timestamp that changed
+ * since the last message: the running time is XORed with TSTAMP, not
+ * added to it. Sync messages carry the whole time either way.
+ */
+static void sifive_timestamps(void)
+{
+	struct nt_stream_cfg cfg = { .xlen = 64, .timestamps = true };
+	static const uint64_t sent[] = { 0x10f, 0x3, 0x8 };
+	static const uint64_t xored[] = { 0x10f, 0x10c, 0x104 };
+	static const uint64_t added[] = { 0x10f, 0x112, 0x11a };
+	struct nt_encoder_cfg ecfg;
+	struct nt_encoder *enc;
+	const char *err = NULL;
+	struct nt_msg m[4];
+	uint8_t buf[4096];
+	size_t len = 0, n, i;
+	bool x = true, a = true;
+
+	for (i = 0; i < 3; i++) {
+		struct nt_msg w = {
+			.tcode = i ? NT_TCODE_DIRECT_BRANCH :
+				     NT_TCODE_PROG_TRACE_SYNC,
+			.icnt = 2, .tstamp = sent[i], .fields = NT_F_TSTAMP,
+		};
+
+		put(&cfg, &w, buf, &len);
+	}
+	n = parse(&cfg, buf, len, 0, m, 4);
+	for (i = 0; i < n; i++)
+		a &= m[i].time == added[i];
+	cfg.quirks = NT_QUIRK_SIFIVE;
+	n = parse(&cfg, buf, len, 0, m, 4) == 3 && n == 3 ? 3 : 0;
+	for (i = 0; i < n; i++)
+		x &= m[i].time == xored[i] && m[i].tstamp == sent[i];
+	tap_ok(n == 3 && x && a, "SiFive quirk: TSTAMP 0x10f (sync), 0x3, 0x8 "
+	       "gives times 0x10f, 0x10c, 0x104 (0x112, 0x11a without)");
+
+	cfg.quirks = 0x80;
+	tap_ok(!nt_reader_new(&cfg), "an unknown quirk is refused");
+	nt_encoder_cfg_default(&ecfg);
+	ecfg.stream.quirks = NT_QUIRK_SIFIVE;
+	enc = nt_encoder_new(&ecfg, &err);
+	tap_ok(!enc && err, "the encoder refuses to write a quirk: %s",
+	       err ? err : "accepted");
+	nt_encoder_free(enc);
+}
+
 static void random_garbage(void)
 {
 	static uint8_t buf[1 << 16];
@@ -554,6 +602,7 @@ int main(void)
 	round_trips();
 	error_cases();
 	nexus_extra_messages();
+	sifive_timestamps();
 	random_garbage();
 	return tap_done();
 }

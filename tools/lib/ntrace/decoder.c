@@ -958,14 +958,22 @@ static int resource_full(struct nt_decoder *d, struct src_dec *s,
 	case NT_RCODE_HIST_REPEAT:
 		hist_init(&hs, m->rdata[0],
 			  m->rcode == NT_RCODE_HIST ? 1 : m->rdata[1]);
-		if (hs.nbits && hs.rep > d->cfg.max_repeat / hs.nbits)
-			return fail(d, "repeated history beyond the replay limit",
-				    s->pc);
-		return walk(d, s, UNBOUNDED, &hs, END_NONE, 0);
+		break;
+	case NT_RCODE_SIFIVE_NOT_TAKEN:
+	case NT_RCODE_SIFIVE_TAKEN:
+		if (!(d->cfg.stream.quirks & NT_QUIRK_SIFIVE))
+			return 0;
+		/* one outcome RDATA times: a one-bit HIST pattern repeated */
+		hist_init(&hs, m->rcode == NT_RCODE_SIFIVE_TAKEN ? 3 : 2,
+			  m->rdata[0]);
+		break;
 	default:
 		/* vendor RCODEs carry nothing the flow depends on */
 		return 0;
 	}
+	if (hs.nbits && hs.rep > d->cfg.max_repeat / hs.nbits)
+		return fail(d, "repeated history beyond the replay limit", s->pc);
+	return walk(d, s, UNBOUNDED, &hs, END_NONE, 0);
 }
 
 static void ownership_msg(struct nt_decoder *d, struct src_dec *s,

@@ -923,6 +923,53 @@ static void reference_form(struct prog *p)
 	free(q.recs);
 }
 
+/*
+ * SiFive's pre-1.0 ResourceFull RCODE 9 and 8: RDATA taken, then RDATA
+ * not-taken branches in a row. The loop of loop_image() 100 times.
+ */
+static void sifive_rcode_8_9(void)
+{
+	struct nt_stream_cfg cfg = { .xlen = 64 };
+	struct nt_image *img = loop_image();
+	struct nt_encoder_cfg ecfg;
+	struct collect c;
+	uint8_t buf[64];
+	size_t len;
+	int quirk;
+
+	len = msg(&cfg, buf, 0, (struct nt_msg){
+		.tcode = NT_TCODE_PROG_TRACE_SYNC, .sync = 5,
+		.addr_field = 0x1000 >> 1 });
+	len = msg(&cfg, buf, len, (struct nt_msg){
+		.tcode = NT_TCODE_RESOURCE_FULL,
+		.rcode = NT_RCODE_SIFIVE_TAKEN, .nrdata = 1, .rdata = { 99 } });
+	len = msg(&cfg, buf, len, (struct nt_msg){
+		.tcode = NT_TCODE_RESOURCE_FULL,
+		.rcode = NT_RCODE_SIFIVE_NOT_TAKEN, .nrdata = 1,
+		.rdata = { 1 } });
+	len = msg(&cfg, buf, len, (struct nt_msg){
+		.tcode = NT_TCODE_INDIRECT_BRANCH, .icnt = 4 * 100 + 2,
+		.addr_field = (0x1000 ^ 0x2000) >> 1 });
+	len = msg(&cfg, buf, len, (struct nt_msg){
+		.tcode = NT_TCODE_PROG_TRACE_CORRELATION, .icnt = 2 });
+	for (quirk = 1; quirk >= 0; quirk--) {
+		hand_built_cfg(&ecfg, &cfg);
+		ecfg.stream.quirks = quirk ? NT_QUIRK_SIFIVE : 0;
+		decode(&ecfg, img, buf, len, 0, &c);
+		if (quirk)
+			tap_ok(!c.gaps && c.n == 202 && c.pcs[197] == 0x1004 &&
+			       c.pcs[198] == 0x1000 && c.pcs[200] == 0x1008 &&
+			       c.pcs[201] == 0x2000,
+			       "SiFive quirk: RCODE 9 RDATA 99 and RCODE 8 "
+			       "RDATA 1 give 99 taken and one not-taken branch");
+		else
+			tap_ok(c.gaps == 1, "without the quirk they are vendor "
+			       "RCODEs, and the branches go missing");
+		collect_free(&c);
+	}
+	nt_image_free(img);
+}
+
 int main(int argc, char **argv)
 {
 	const char *const *names = default_programs;
@@ -933,6 +980,7 @@ int main(int argc, char **argv)
 	wide_icnt_hand_built();
 	wide_icnt_encoded();
 	ecall_hand_built();
+	sifive_rcode_8_9();
 	if (argc < 2) {
 		fprintf(stderr, "usage: test_decode DIR [NAME...]\n");
 		return tap_done();

@@ -117,6 +117,28 @@ grep -q '^deviation I-CNT wider than 22 bits: 1$' "$tmp/err" &&
 	grep -q '^deviation ecall/ebreak counted as retired: 2$' "$tmp/err"
 ok $? "decode --stats counts each kind"
 
+# SiFive's pre-1.0 format, by hand (issue 16): timestamps XORed into the
+# time; ResourceFull RCODE 9 and 8 (2 taken, 1 not-taken branches) around
+# a loop at 0x1000: addi a0,a0,-1; bnez a0,0x1000; ret; addi
+printf '\x24\x15\x00\x81\x3c\x13\x0c\x09\x0f' >"$tmp/sifive-ts.nt"
+status 0 "$nt" dump --timestamps --quirks sifive "$tmp/sifive-ts.nt"
+grep -q 'DirectBranch icnt=2 tstamp=3 time=268$' "$tmp/out"
+ok $? "dump --quirks sifive XORs TSTAMP 3 into time 271"
+printf '\x13\x05\xf5\xff\xe3\x1e\x05\xfe\x67\x80\x00\x00\x13\x05\x15\x00' \
+	>"$tmp/loop.bin"
+printf '\x24\x15\x00\x83\x6c\xa7\x6c\x63\x10\xe1\x1b\x84\x00\x0b' >"$tmp/rc89.nt"
+status 0 "$nt" decode --quirks sifive --raw "$tmp/loop.bin@0x1000" "$tmp/rc89.nt" \
+	--format pcs -o "$tmp/rc89.pcs"
+printf '0x1000\n0x1004\n0x1000\n0x1004\n0x1000\n0x1004\n0x1008\n0x100c\n' |
+	cmp -s - "$tmp/rc89.pcs"
+ok $? "decode --quirks sifive follows ResourceFull RCODE 9 and 8"
+status 1 "$nt" decode --raw "$tmp/loop.bin@0x1000" "$tmp/rc89.nt" --format pcs \
+	-o /dev/null
+ok $? "without --quirks they are vendor codes: a gap, exit 1"
+status 2 "$nt" dump --quirks arm "$tmp/rc89.nt"; ok $? "--quirks arm rejected"
+status 2 "$nt" encode --quirks sifive --elf "$progs/rle" --pc-trace "$progs/rle.pcs" \
+	-o "$tmp/x"; ok $? "encode refuses to write a quirk"
+
 # Bluespec input gives the same trace as the ELF path
 status 0 "$nt" bluespec --elf "$progs/interp" --pc-trace "$progs/interp.pcs" \
 	-o "$tmp/i.bsv"; ok $? "bluespec writes a tandem trace"

@@ -54,7 +54,7 @@ BENCHES := $(patsubst bench/%.c,$(O)/bench/%,$(BENCH_SRCS))
 all: $(LIB_A) $(LIB_SO) $(LIB_PC) $(CLI)
 
 $(O)/%.o: %.c tools/lib/ntrace/ntrace.h tools/lib/ntrace/bluespec.h \
-		tools/lib/ntrace/pack.h
+		tools/lib/ntrace/pack.h tools/ntrace/cli.h
 	@mkdir -p $(dir $@)
 	$(CC) $(LIB_CFLAGS) $(INC) -c $< -o $@
 

@@ -14,6 +14,7 @@ enum {
 	OPT_TIMESTAMPS,
 	OPT_EXTEND_ADDR,
 	OPT_XLEN,
+	OPT_QUIRKS,
 	OPT_FIRST_PRIVATE,	/* commands number their own options from here */
 };
 
@@ -21,13 +22,15 @@ enum {
 	{ "src-bits", required_argument, NULL, OPT_SRC_BITS },		\
 	{ "timestamps", no_argument, NULL, OPT_TIMESTAMPS },		\
 	{ "extend-addr-msb", no_argument, NULL, OPT_EXTEND_ADDR },	\
-	{ "xlen", required_argument, NULL, OPT_XLEN }
+	{ "xlen", required_argument, NULL, OPT_XLEN },			\
+	{ "quirks", required_argument, NULL, OPT_QUIRKS }
 
 #define STREAM_HELP							\
 	"  --src-bits N         SRC field width (trTeSrcBits), 0..12\n"	\
 	"  --timestamps         messages may end with TSTAMP (trTsEnable)\n" \
 	"  --extend-addr-msb    addresses use trTeInstExtendAddrMSB\n"	\
-	"  --xlen 32|64         hart XLEN (default 64)\n"
+	"  --xlen 32|64         hart XLEN (default 64)\n"			\
+	"  --quirks sifive|none a pre-1.0 encoder's format (reading only)\n"
 
 __attribute__((noreturn, format(printf, 1, 2)))
 void die_usage(const char *fmt, ...);

@@ -44,7 +44,8 @@ static const char decode_help[] =
 	"  --mode btm|htm       be strict about the trace mode (default: accept both)\n"
 	"  --ir-depth N         decoder return stack depth (default 64)\n"
 	"  --rv32               RV32 instruction set\n"
-	"  --stats              instructions, transfers, errors, gaps, time\n"
+	"  --stats              instructions, transfers, errors, gaps,\n"
+	"                       deviations from the spec per kind, time\n"
 	"  --no-progress        no progress line on a terminal\n"
 	STREAM_HELP;
 
@@ -116,6 +117,7 @@ int cmd_decode(int argc, char **argv)
 	uint8_t *chunk;
 	size_t n;
 	FILE *in, *out;
+	unsigned int k;
 	int opt, rc;
 
 	if (!img)
@@ -123,8 +125,6 @@ int cmd_decode(int argc, char **argv)
 	nt_decoder_cfg_default(&cfg);
 	progress = isatty(STDERR_FILENO);
 	while ((opt = getopt_long(argc, argv, "o:h", opts, NULL)) != -1) {
-		unsigned int k;
-
 		if (stream_option(opt, optarg, &cfg.stream))
 			continue;
 		switch (opt) {
@@ -251,11 +251,18 @@ int cmd_decode(int argc, char **argv)
 	if (sink.gaps_shown > MAX_GAPS_SHOWN)
 		fprintf(stderr, "ntrace decode: %" PRIu64 " more gaps not shown\n",
 			sink.gaps_shown - MAX_GAPS_SHOWN);
+	/* decoded through, so said once per kind and not an error */
+	st = nt_decoder_stats(d);
+	for (k = 0; k < NT_DEV__COUNT; k++)
+		if (st->deviations[k])
+			fprintf(stderr, "ntrace decode: byte 0x%" PRIx64
+				": warning: %s (%" PRIu64 " in all)\n",
+				st->deviation_at[k], nt_deviation_name(k),
+				st->deviations[k]);
 	if (nt_out_finish(sink.out))
 		die_data("%s: write error", out_path ? out_path : "stdout");
 	close_output(out, out_path);
 
-	st = nt_decoder_stats(d);
 	if (stats) {
 		double secs = now() - t0;
 
@@ -271,6 +278,9 @@ int cmd_decode(int argc, char **argv)
 			st->transfers, st->traps, st->syncs, st->errors,
 			st->gaps, st->skipped_msgs, st->last_time, secs,
 			secs > 0 ? (double)st->insns / secs / 1e6 : 0.0);
+		for (k = 0; k < NT_DEV__COUNT; k++)
+			fprintf(stderr, "deviation %s: %" PRIu64 "\n",
+				nt_deviation_name(k), st->deviations[k]);
 	}
 	rc = st->errors || st->gaps ? 1 : 0;
 	nt_decoder_free(d);

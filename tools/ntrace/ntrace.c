@@ -252,6 +252,14 @@ int stream_option(int opt, const char *arg, struct nt_stream_cfg *cfg)
 		if (cfg->xlen != 32 && cfg->xlen != 64)
 			die_usage("--xlen must be 32 or 64");
 		return 1;
+	case OPT_QUIRKS:
+		if (!strcmp(arg, "sifive"))
+			cfg->quirks = NT_QUIRK_SIFIVE;
+		else if (!strcmp(arg, "none"))
+			cfg->quirks = 0;
+		else
+			die_usage("--quirks must be sifive or none");
+		return 1;
 	}
 	return 0;
 }

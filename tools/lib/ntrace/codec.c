@@ -27,6 +27,7 @@ static const char *const tcode_names[64] = {
 	[NT_TCODE_OWNERSHIP] = "Ownership",
 	[NT_TCODE_DIRECT_BRANCH] = "DirectBranch",
 	[NT_TCODE_INDIRECT_BRANCH] = "IndirectBranch",
+	[NT_TCODE_DATA_ACQUISITION] = "DataAcquisition",
 	[NT_TCODE_ERROR] = "Error",
 	[NT_TCODE_PROG_TRACE_SYNC] = "ProgTraceSync",
 	[NT_TCODE_DIRECT_BRANCH_SYNC] = "DirectBranchSync",
@@ -36,6 +37,7 @@ static const char *const tcode_names[64] = {
 	[NT_TCODE_INDIRECT_BRANCH_HIST_SYNC] = "IndirectBranchHistSync",
 	[NT_TCODE_REPEAT_BRANCH] = "RepeatBranch",
 	[NT_TCODE_PROG_TRACE_CORRELATION] = "ProgTraceCorrelation",
+	[NT_TCODE_IN_CIRCUIT_TRACE] = "InCircuitTrace",
 };
 
 const char *nt_tcode_name(unsigned int tcode)
@@ -147,11 +149,13 @@ static uint64_t extend_addr(const struct nt_stream_cfg *cfg, uint64_t v,
  * variable fields before the optional TSTAMP.
  */
 enum var_kind { V_ICNT, V_FADDR, V_UADDR, V_HIST, V_PROCESS, V_ECODE,
-		V_BCNT, V_RDATA0, V_RDATA1 };
+		V_BCNT, V_RDATA0, V_RDATA1, V_IDTAG, V_DQDATA, V_CKDATA0,
+		V_CKDATA1 };
 
 struct layout {
 	uint8_t known;
-	uint8_t fixed_sync, fixed_btype, fixed_4bit;	/* 4-bit: ETYPE/RCODE/EVCODE */
+	/* 4-bit: ETYPE/RCODE/EVCODE/CKSRC; 2-bit: B-TYPE, CDF/CKDF */
+	uint8_t fixed_sync, fixed_btype, fixed_4bit;
 	uint8_t fixed_cdf;
 	uint8_t nvar;
 	uint8_t var[3];
@@ -162,11 +166,21 @@ struct layout {
 	  .fixed_4bit = four, .fixed_cdf = cdf, .nvar = n,		\
 	  .var = { v0, v1, v2 } }
 
-/* Indexed by TCODE; RCODE and CDF decide the rest at parse time. */
+/*
+ * Indexed by TCODE; RCODE, CDF and CKDF decide the rest at parse time.
+ *
+ * The Nexus standard leaves the widths of IDTAG, CKSRC and CKDF to the
+ * vendor (IEEE-ISTO 5001-2012, tables 4-31 and 4-33). These are the
+ * widths of the only RISC-V encoders known to send the messages (SiFive's
+ * trace encoder, as libnexus-rv reads it): IDTAG a variable field, CKSRC
+ * 4 bits and CKDF 2 bits, CKDF being the number of CKDATA fields after
+ * the first.
+ */
 static const struct layout layouts[64] = {
 	[NT_TCODE_OWNERSHIP] = LAYOUT(0, 0, 0, 0, 1, V_PROCESS, 0, 0),
 	[NT_TCODE_DIRECT_BRANCH] = LAYOUT(0, 0, 0, 0, 1, V_ICNT, 0, 0),
 	[NT_TCODE_INDIRECT_BRANCH] = LAYOUT(0, 1, 0, 0, 2, V_ICNT, V_UADDR, 0),
+	[NT_TCODE_DATA_ACQUISITION] = LAYOUT(0, 0, 0, 0, 2, V_IDTAG, V_DQDATA, 0),
 	[NT_TCODE_ERROR] = LAYOUT(0, 0, 1, 0, 1, V_ECODE, 0, 0),
 	[NT_TCODE_PROG_TRACE_SYNC] = LAYOUT(1, 0, 0, 0, 2, V_ICNT, V_FADDR, 0),
 	[NT_TCODE_DIRECT_BRANCH_SYNC] = LAYOUT(1, 0, 0, 0, 2, V_ICNT, V_FADDR, 0),
@@ -179,6 +193,8 @@ static const struct layout layouts[64] = {
 		LAYOUT(1, 1, 0, 0, 3, V_ICNT, V_FADDR, V_HIST),
 	[NT_TCODE_REPEAT_BRANCH] = LAYOUT(0, 0, 0, 0, 1, V_BCNT, 0, 0),
 	[NT_TCODE_PROG_TRACE_CORRELATION] = LAYOUT(0, 0, 1, 1, 1, V_ICNT, 0, 0),
+	[NT_TCODE_IN_CIRCUIT_TRACE] =
+		LAYOUT(0, 0, 1, 1, 2, V_CKDATA0, V_CKDATA1, 0),
 };
 
 static bool get_layout(unsigned int tcode, struct layout *l)
@@ -411,6 +427,9 @@ static int assign_fields(struct nt_reader *r, unsigned int tcode,
 		} else if (tcode == NT_TCODE_RESOURCE_FULL) {
 			m->rcode = v;
 			m->fields |= NT_F_RCODE;
+		} else if (tcode == NT_TCODE_IN_CIRCUIT_TRACE) {
+			m->cksrc = v;
+			m->fields |= NT_F_CKSRC;
 		} else {
 			m->evcode = v;
 			m->fields |= NT_F_EVCODE;
@@ -421,7 +440,10 @@ static int assign_fields(struct nt_reader *r, unsigned int tcode,
 		m->fields |= NT_F_BTYPE;
 		shift += 2;
 	}
-	if (l.fixed_cdf) {
+	if (l.fixed_cdf && tcode == NT_TCODE_IN_CIRCUIT_TRACE) {
+		m->ckdf = (fixed >> shift) & 3;
+		m->fields |= NT_F_CKDF;
+	} else if (l.fixed_cdf) {
 		m->cdf = (fixed >> shift) & 3;
 		m->fields |= NT_F_CDF;
 	}
@@ -444,6 +466,11 @@ static int assign_fields(struct nt_reader *r, unsigned int tcode,
 		 */
 		if (m->cdf == 1 || (!cfg->timestamps && nvf == 2))
 			nbase = 2;
+	} else if (tcode == NT_TCODE_IN_CIRCUIT_TRACE) {
+		/* no known encoder sends more than two CKDATA fields */
+		if (m->ckdf > 1)
+			return NT_ERR_BAD_LAYOUT;
+		nbase = 1u + m->ckdf;
 	}
 	if (nvf == nbase)
 		has_ts = false;
@@ -495,6 +522,19 @@ static int assign_fields(struct nt_reader *r, unsigned int tcode,
 			m->nrdata = kind - V_RDATA0 + 1;
 			m->fields |= NT_F_RDATA;
 			break;
+		case V_IDTAG:
+			m->idtag = v;
+			m->fields |= NT_F_IDTAG;
+			break;
+		case V_DQDATA:
+			m->dqdata = v;
+			m->fields |= NT_F_DQDATA;
+			break;
+		case V_CKDATA0:
+		case V_CKDATA1:
+			m->ckdata[kind - V_CKDATA0] = v;
+			m->fields |= NT_F_CKDATA;
+			break;
 		}
 	}
 	if (m->fields & (NT_F_FADDR | NT_F_UADDR)) {
@@ -505,8 +545,12 @@ static int assign_fields(struct nt_reader *r, unsigned int tcode,
 		m->tstamp = vf[nbase].v;
 		m->fields |= NT_F_TSTAMP;
 		/* chapter 7.5: absolute in sync messages, else relative */
-		st->time = nt_tcode_is_sync(tcode) ? m->tstamp
-						    : st->time + m->tstamp;
+		if (nt_tcode_is_sync(tcode))
+			st->time = m->tstamp;
+		else if (cfg->quirks & NT_QUIRK_SIFIVE)
+			st->time ^= m->tstamp;	/* the bits that changed */
+		else
+			st->time += m->tstamp;
 	}
 	m->time = st->time;
 	return NT_OK;
@@ -532,7 +576,8 @@ struct nt_reader *nt_reader_new(const struct nt_stream_cfg *cfg)
 	struct nt_reader *r;
 
 	if (cfg->src_bits > NT_MAX_SRC_BITS ||
-	    (cfg->xlen && cfg->xlen != 32 && cfg->xlen != 64))
+	    (cfg->xlen && cfg->xlen != 32 && cfg->xlen != 64) ||
+	    (cfg->quirks & ~NT_QUIRK_SIFIVE))
 		return NULL;
 	r = calloc(1, sizeof(*r));
 	if (!r)
@@ -1215,6 +1260,7 @@ int nt_write_msg(const struct nt_stream_cfg *cfg, const struct nt_msg *m,
 	if (l.fixed_4bit) {
 		unsigned int v = m->tcode == NT_TCODE_ERROR ? m->etype :
 				 m->tcode == NT_TCODE_RESOURCE_FULL ? m->rcode :
+				 m->tcode == NT_TCODE_IN_CIRCUIT_TRACE ? m->cksrc :
 				 m->evcode;
 		if (v > 15)
 			return -1;
@@ -1226,9 +1272,17 @@ int nt_write_msg(const struct nt_stream_cfg *cfg, const struct nt_msg *m,
 		bw_fixed(&w, m->btype, 2);
 	}
 	if (l.fixed_cdf) {
-		if (m->cdf > 3)
+		unsigned int v = m->tcode == NT_TCODE_IN_CIRCUIT_TRACE ? m->ckdf :
+				 m->cdf;
+
+		if (v > 3)
 			return -1;
-		bw_fixed(&w, m->cdf, 2);
+		bw_fixed(&w, v, 2);
+	}
+	if (m->tcode == NT_TCODE_IN_CIRCUIT_TRACE) {
+		if (m->ckdf > 1)
+			return -1;
+		l.nvar = 1 + m->ckdf;
 	}
 	for (k = 0; k < l.nvar; k++) {
 		uint64_t v = 0;
@@ -1243,6 +1297,10 @@ int nt_write_msg(const struct nt_stream_cfg *cfg, const struct nt_msg *m,
 		case V_ECODE: v = m->ecode; break;
 		case V_BCNT: v = m->bcnt; break;
 		case V_RDATA0: v = m->rdata[0]; break;
+		case V_IDTAG: v = m->idtag; break;
+		case V_DQDATA: v = m->dqdata; break;
+		case V_CKDATA0: v = m->ckdata[0]; break;
+		case V_CKDATA1: v = m->ckdata[1]; break;
 		}
 		kinds[nv] = kind;
 		vars[nv++] = v;

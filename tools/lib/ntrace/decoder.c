@@ -14,9 +14,13 @@
  * change the flow plus the one that can, cached by start address, so a hot
  * loop costs a hash probe per block. Every walk is bounded by the I-CNT
  * it was given, or, while HIST bits of a ResourceFull are consumed before
- * the I-CNT is known, by the most an encoder can count without reporting.
+ * the I-CNT is known, by the distance from one branch to the next.
  * Anything that does not fit the code becomes a GAP event with the byte
  * offset of the message, and decoding resumes at the next sync.
+ *
+ * Where real encoders depart from the ratified specification in ways
+ * that leave no doubt what they meant, the decoder follows them and
+ * counts each kind of departure (enum nt_deviation) in its statistics.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -24,7 +28,11 @@
 #include "ntrace.h"
 
 #define UNBOUNDED		UINT64_MAX
-/* more than any I-CNT counter (22 bits) can hold before ResourceFull */
+/*
+ * Half-words a HIST walk may go without reaching a branch: twice what
+ * an I-CNT counter of NT_MAX_ICNT_BITS holds. A path without branches
+ * that goes on longer never reaches one: it is a loop of jumps.
+ */
 #define WALK_SLACK		(1ull << 23)
 #define MAX_BLOCK_INSNS		256
 #define MAX_CACHED_BLOCKS	(1u << 20)
@@ -107,6 +115,7 @@ struct nt_decoder {
 	const char *err;		/* why the current walk failed */
 	uint64_t err_pc;
 	bool end_ok;			/* the walk ended as the message said */
+	bool ecall;			/* ... at an ecall counted as retired */
 	bool next_known;
 };
 
@@ -185,6 +194,23 @@ void nt_decoder_free(struct nt_decoder *d)
 const struct nt_decoder_stats *nt_decoder_stats(const struct nt_decoder *d)
 {
 	return &d->st;
+}
+
+const char *nt_deviation_name(unsigned int dev)
+{
+	static const char *const names[NT_DEV__COUNT] = {
+		[NT_DEV_WIDE_ICNT] = "I-CNT wider than 22 bits",
+		[NT_DEV_ECALL_RETIRED] = "ecall/ebreak counted as retired",
+	};
+
+	return dev < NT_DEV__COUNT ? names[dev] : "unknown deviation";
+}
+
+static void deviation(struct nt_decoder *d, unsigned int dev,
+		      uint64_t offset)
+{
+	if (!d->st.deviations[dev]++)
+		d->st.deviation_at[dev] = offset;
 }
 
 /* Images searched for a process: its own first, then the shared ones. */
@@ -464,6 +490,9 @@ static uint64_t xmask(const struct nt_decoder *d)
 	return (d->cfg.isa & NT_ISA_RV32) ? 0xffffffffull : ~0ull;
 }
 
+/* terminator(): the message ends with an ecall or ebreak it counted */
+#define ECALL_COUNTED	1
+
 /*
  * The block's last instruction has retired; work out where it went.
  * last: it is the final instruction the message describes.
@@ -536,7 +565,17 @@ static int terminator(struct nt_decoder *d, struct src_dec *s,
 		ev->to = t->target;
 		return 0;
 	case NT_IC_ECALL:
-		return fail(d, "ecall/ebreak counted as retired", b->term_pc);
+		/*
+		 * They never retire (section "Trace Ingress Port", itype
+		 * table), but rc7 counted an ecall once it had: the message
+		 * that ends with one reports its trap. Anywhere else it is
+		 * damage.
+		 */
+		if (!last_icnt || hist_has(hs) || end == END_NONE ||
+		    end == END_DIRECT)
+			return fail(d, "ecall/ebreak counted as retired",
+				    b->term_pc);
+		return ECALL_COUNTED;
 	case NT_IC_INVALID:
 		return fail(d, b->term_outside ? "PC outside every program image" :
 				    "undecodable instruction", b->term_pc);
@@ -590,16 +629,72 @@ static int terminator(struct nt_decoder *d, struct src_dec *s,
 }
 
 /*
+ * The first instructions of b's straight run into ev, which starts at
+ * ev->from, as many as fit in half half-words; returns the half-words
+ * they take.
+ */
+static uint64_t plain_run(const struct nt_decoder *d, const struct block *b,
+			  uint64_t half, struct nt_event *ev)
+{
+	const uint8_t *p = b->code;
+	uint64_t pc = ev->from, h = 0;
+
+	while (h < half && ev->ninsn < b->plain_n) {
+		unsigned int sz = (p[0] & 3) == 3 ? 4 : 2;
+
+		ev->last = pc;
+		ev->ninsn++;
+		h += sz / 2;
+		p += sz;
+		pc = (pc + sz) & xmask(d);
+	}
+	ev->to = pc;
+	return h;
+}
+
+/*
+ * The message counted the ecall or ebreak that ends block b as retired
+ * (NT_DEV_ECALL_RETIRED): what ran before it is reported, and the PC
+ * left at it for the trap its caller reports, as if the message had
+ * followed the ratified rule.
+ */
+static void ecall_counted(struct nt_decoder *d, struct src_dec *s,
+			  const struct block *b, struct nt_event *ev, int end)
+{
+	deviation(d, NT_DEV_ECALL_RETIRED, d->msg->offset);
+	if (b->plain_n) {
+		ev->itype = NT_ITYPE_NONE;
+		ev->flags = 0;
+		ev->ninsn = 0;
+		d->st.halfwords += plain_run(d, b, b->plain_half, ev);
+		d->st.insns += ev->ninsn;
+		d->fn(d->ctx, ev);
+	}
+	/*
+	 * Reported with B-TYPE 0, it went through the encoder as an
+	 * uninferable call (the reference encoder's model): its return
+	 * address is on the encoder's return stack, so it goes on ours.
+	 */
+	if (end == END_INDIRECT)
+		push(d, s, (b->term_pc + b->term.size) & xmask(d));
+	s->pc = b->term_pc;
+	d->ecall = true;
+	d->end_ok = true;
+}
+
+/*
  * Walk rem half-words (UNBOUNDED: until the HIST bits are used up) from
  * s->pc, emitting INSNS events. Returns 0 or -1 (d->err says why).
  */
 static int walk(struct nt_decoder *d, struct src_dec *s, uint64_t rem,
 		struct hist_src *hs, int end, uint64_t target)
 {
-	const uint64_t limit = s->pend_icnt + WALK_SLACK;
+	uint64_t quiet = 0;	/* half-words since the last HIST bit */
 	struct nt_event ev;
+	int r;
 
 	d->end_ok = false;
+	d->ecall = false;
 	d->next_known = true;
 	for (;;) {
 		const struct block *b;
@@ -621,26 +716,16 @@ static int walk(struct nt_decoder *d, struct src_dec *s, uint64_t rem,
 
 		if (rem != UNBOUNDED && rem < need) {
 			/* the message ends inside this block's straight run */
-			const uint8_t *p = b->code;
-			uint64_t pc = s->pc, h = 0;
+			uint64_t h;
 
 			if (hist_has(hs))
 				return fail(d, "HIST bits left with no reachable branch",
 					    s->pc);
-			while (h < rem && ev.ninsn < b->plain_n) {
-				unsigned int sz = (p[0] & 3) == 3 ? 4 : 2;
-
-				ev.last = pc;
-				ev.ninsn++;
-				h += sz / 2;
-				p += sz;
-				pc = (pc + sz) & xmask(d);
-			}
+			h = plain_run(d, b, rem, &ev);
 			if (h != rem)
 				return fail(d, "I-CNT ends inside an instruction",
-					    pc);
-			ev.to = pc;
-			s->pc = pc;
+					    ev.to);
+			s->pc = ev.to;
 			d->st.insns += ev.ninsn;
 			d->st.halfwords += h;
 			d->fn(d->ctx, &ev);
@@ -653,16 +738,30 @@ static int walk(struct nt_decoder *d, struct src_dec *s, uint64_t rem,
 		if (rem != UNBOUNDED) {
 			rem -= need;
 		} else {
-			/* HIST before its I-CNT: the final message settles it */
+			/*
+			 * HIST before its I-CNT: the final message settles it.
+			 * Not bounded by what a 22-bit counter holds: encoders
+			 * with wider ones send no RCODE 0 for millions of
+			 * instructions, then one I-CNT with all of them.
+			 */
 			s->walked += need;
-			if (s->walked > limit)
-				return fail(d, "no branch for the HIST bits within any I-CNT",
+			quiet += need;
+			if (quiet > WALK_SLACK)
+				return fail(d, "no branch for the HIST bits",
 					    s->pc);
+			if (b->term.iclass == NT_IC_BRANCH ||
+			    (b->term.iclass == NT_IC_JAL && d->cfg.all_jumps))
+				quiet = 0;	/* it takes the next bit */
 		}
 		ev.last = b->term_pc;
 		ev.ninsn = b->plain_n + 1ull;
-		if (terminator(d, s, b, hs, rem == 0, end, target, &ev))
+		r = terminator(d, s, b, hs, rem == 0, end, target, &ev);
+		if (r < 0)
 			return -1;
+		if (r == ECALL_COUNTED) {
+			ecall_counted(d, s, b, &ev, end);
+			return 0;
+		}
 		d->st.insns += ev.ninsn;
 		d->st.halfwords += need;
 		if (ev.flags & NT_EVF_TAKEN)
@@ -759,8 +858,9 @@ static int branch_msg(struct nt_decoder *d, struct src_dec *s,
 		end = m->btype == NT_BTYPE_INDIRECT ? END_INDIRECT : END_TRAP;
 	if (walk(d, s, rem, &hs, end, m->target))
 		return -1;
-	if (end == END_TRAP) {
-		trap_event(d, s, m->btype, m->target);
+	if (end == END_TRAP || d->ecall) {
+		trap_event(d, s, end == END_TRAP ? m->btype : NT_BTYPE_EXCEPTION,
+			   m->target);
 		return 0;
 	}
 	if (!d->end_ok)
@@ -809,8 +909,9 @@ static int sync_msg(struct nt_decoder *d, struct src_dec *s,
 		end = END_SYNC;
 	if (walk(d, s, rem, &hs, end, m->target))
 		return -1;
-	if (end == END_TRAP)
-		trap_event(d, s, m->btype, m->target);
+	if (end == END_TRAP || d->ecall)
+		trap_event(d, s, end == END_TRAP ? m->btype : NT_BTYPE_EXCEPTION,
+			   m->target);
 	else if (end == END_DIRECT && !d->end_ok)
 		return fail(d, "DirectBranchSync does not end at a taken branch",
 			    s->pc);
@@ -857,14 +958,22 @@ static int resource_full(struct nt_decoder *d, struct src_dec *s,
 	case NT_RCODE_HIST_REPEAT:
 		hist_init(&hs, m->rdata[0],
 			  m->rcode == NT_RCODE_HIST ? 1 : m->rdata[1]);
-		if (hs.nbits && hs.rep > d->cfg.max_repeat / hs.nbits)
-			return fail(d, "repeated history beyond the replay limit",
-				    s->pc);
-		return walk(d, s, UNBOUNDED, &hs, END_NONE, 0);
+		break;
+	case NT_RCODE_SIFIVE_NOT_TAKEN:
+	case NT_RCODE_SIFIVE_TAKEN:
+		if (!(d->cfg.stream.quirks & NT_QUIRK_SIFIVE))
+			return 0;
+		/* one outcome RDATA times: a one-bit HIST pattern repeated */
+		hist_init(&hs, m->rcode == NT_RCODE_SIFIVE_TAKEN ? 3 : 2,
+			  m->rdata[0]);
+		break;
 	default:
 		/* vendor RCODEs carry nothing the flow depends on */
 		return 0;
 	}
+	if (hs.nbits && hs.rep > d->cfg.max_repeat / hs.nbits)
+		return fail(d, "repeated history beyond the replay limit", s->pc);
+	return walk(d, s, UNBOUNDED, &hs, END_NONE, 0);
 }
 
 static void ownership_msg(struct nt_decoder *d, struct src_dec *s,
@@ -913,9 +1022,19 @@ static void decode_msg(struct nt_decoder *d, const struct nt_msg *m)
 	s = get_src(d, m->src);
 	if (!s)
 		return;
+	/* section "Common Fields", table "Maximum Field Sizes" */
+	if (((m->fields & NT_F_ICNT) && m->icnt >> NT_MAX_ICNT_BITS) ||
+	    (m->tcode == NT_TCODE_RESOURCE_FULL && m->rcode == NT_RCODE_ICNT &&
+	     m->rdata[0] >> NT_MAX_ICNT_BITS))
+		deviation(d, NT_DEV_WIDE_ICNT, m->offset);
 	if (m->err || (m->tcode >= NT_TCODE_VENDOR_FIRST &&
-		       m->tcode <= NT_TCODE_VENDOR_LAST)) {
-		/* reserved TCODEs mean damage; vendor ones carry no flow */
+		       m->tcode <= NT_TCODE_VENDOR_LAST) ||
+	    m->tcode == NT_TCODE_DATA_ACQUISITION ||
+	    m->tcode == NT_TCODE_IN_CIRCUIT_TRACE) {
+		/*
+		 * Reserved TCODEs mean damage. Vendor messages, software's
+		 * data values and in-circuit signals carry no flow.
+		 */
 		if (m->err) {
 			d->st.errors++;
 			gap(d, s, "reserved TCODE", m->offset);

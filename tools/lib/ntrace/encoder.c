@@ -124,6 +124,8 @@ static const char *check_cfg(const struct nt_encoder_cfg *c)
 		return "SRC ID does not fit in the SRC width";
 	if (c->stream.xlen && c->stream.xlen != 32 && c->stream.xlen != 64)
 		return "xlen must be 32 or 64";
+	if (c->stream.quirks)
+		return "the encoder writes N-Trace 1.0 only, no vendor quirks";
 	if (c->hrepeat_bits < 1 || c->hrepeat_bits > NT_MAX_HREPEAT_BITS ||
 	    c->bcnt_bits < 1 || c->bcnt_bits > NT_MAX_BCNT_BITS)
 		return "HREPEAT and B-CNT widths must be 1..18 bits";

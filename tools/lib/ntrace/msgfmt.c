@@ -60,6 +60,10 @@ int nt_msg_format(const struct nt_msg *m, char *buf, size_t len)
 		put(&o, " evcode=%u", m->evcode);
 	if (m->fields & NT_F_CDF)
 		put(&o, " cdf=%u", m->cdf);
+	if (m->fields & NT_F_CKSRC)
+		put(&o, " cksrc=%u", m->cksrc);
+	if (m->fields & NT_F_CKDF)
+		put(&o, " ckdf=%u", m->ckdf);
 	if (m->fields & NT_F_BTYPE)
 		put(&o, " btype=%u", m->btype);
 	if (m->fields & NT_F_PROCESS) {
@@ -91,6 +95,13 @@ int nt_msg_format(const struct nt_msg *m, char *buf, size_t len)
 	}
 	if (m->fields & NT_F_BCNT)
 		put(&o, " bcnt=%" PRIu64, m->bcnt);
+	if (m->fields & NT_F_IDTAG)
+		put(&o, " idtag=0x%" PRIx64, m->idtag);
+	if (m->fields & NT_F_DQDATA)
+		put(&o, " dqdata=0x%" PRIx64, m->dqdata);
+	if (m->fields & NT_F_CKDATA)
+		for (k = 0; k <= m->ckdf && k < 2; k++)
+			put(&o, " ckdata%u=0x%" PRIx64, k, m->ckdata[k]);
 	if (m->fields & NT_F_RAW)
 		for (k = 0; k < m->nraw; k++)
 			put(&o, " field%u=0x%" PRIx64, k, m->raw[k]);

@@ -23,6 +23,11 @@ enum nt_tcode {
 	NT_TCODE_OWNERSHIP = 2,
 	NT_TCODE_DIRECT_BRANCH = 3,
 	NT_TCODE_INDIRECT_BRANCH = 4,
+	/*
+	 * Nexus messages outside N-Trace 1.0 that real encoders send (IEEE-ISTO
+	 * 5001-2012 sections 4.3.19 and 4.3.21): read, shown and skipped.
+	 */
+	NT_TCODE_DATA_ACQUISITION = 7,
 	NT_TCODE_ERROR = 8,
 	NT_TCODE_PROG_TRACE_SYNC = 9,
 	NT_TCODE_DIRECT_BRANCH_SYNC = 11,
@@ -32,6 +37,7 @@ enum nt_tcode {
 	NT_TCODE_INDIRECT_BRANCH_HIST_SYNC = 29,
 	NT_TCODE_REPEAT_BRANCH = 30,
 	NT_TCODE_PROG_TRACE_CORRELATION = 33,
+	NT_TCODE_IN_CIRCUIT_TRACE = 34,
 	NT_TCODE_VENDOR_FIRST = 56,
 	NT_TCODE_VENDOR_LAST = 62,
 };
@@ -62,6 +68,8 @@ enum nt_rcode {
 	NT_RCODE_ICNT = 0,
 	NT_RCODE_HIST = 1,
 	NT_RCODE_HIST_REPEAT = 2,
+	NT_RCODE_SIFIVE_NOT_TAKEN = 8,	/* with NT_QUIRK_SIFIVE */
+	NT_RCODE_SIFIVE_TAKEN = 9,
 };
 
 /* ProgTraceCorrelation EVCODE values. */
@@ -100,6 +108,14 @@ enum nt_mode {
 #define NT_MAX_VENDOR_MSG_BYTES	256
 #define NT_MAX_IR_DEPTH		32
 
+/*
+ * Formats of encoders that predate N-Trace 1.0 (nt_stream_cfg.quirks).
+ * SiFive's (P550 and relatives): a timestamp that is not absolute is
+ * XORed into the running time, not added; ResourceFull RCODE 8 and 9
+ * report RDATA branches in a row, all not taken and all taken.
+ */
+#define NT_QUIRK_SIFIVE		(1u << 0)
+
 /* Stream configuration that changes how bytes are interpreted. */
 struct nt_stream_cfg {
 	uint8_t src_bits;	/* SRC width, 0 = no SRC field (trTeInhibitSrc) */
@@ -107,6 +123,7 @@ struct nt_stream_cfg {
 	bool extend_addr_msb;	/* trTeInstExtendAddrMSB (section 8.2) */
 	uint8_t xlen;		/* 32 or 64; 0 means 64 */
 	uint16_t max_msg_bytes;	/* standard messages; 0 = NT_MAX_MSG_BYTES */
+	uint8_t quirks;		/* NT_QUIRK_*; readers and decoders only */
 };
 
 /* Presence bits of struct nt_msg fields. */
@@ -127,6 +144,11 @@ struct nt_stream_cfg {
 #define NT_F_EVCODE	(1u << 14)
 #define NT_F_CDF	(1u << 15)
 #define NT_F_RAW	(1u << 16)	/* vendor/reserved: raw var fields */
+#define NT_F_IDTAG	(1u << 17)	/* DataAcquisition */
+#define NT_F_DQDATA	(1u << 18)
+#define NT_F_CKSRC	(1u << 19)	/* In-Circuit Trace */
+#define NT_F_CKDF	(1u << 20)
+#define NT_F_CKDATA	(1u << 21)	/* ckdata[0 .. ckdf] */
 
 /* Errors the reader reports (as records, never fatal). */
 enum nt_err {
@@ -168,6 +190,8 @@ struct nt_msg {
 	uint8_t cdf;
 	uint8_t nrdata;
 	uint8_t nraw;
+	uint8_t cksrc;
+	uint8_t ckdf;
 	uint64_t icnt;
 	uint64_t addr_field;
 	uint64_t target;
@@ -184,6 +208,8 @@ struct nt_msg {
 	uint64_t ecode;
 	uint64_t bcnt;
 	uint64_t raw[NT_MAX_RAW_FIELDS];
+	uint64_t idtag, dqdata;
+	uint64_t ckdata[2];	/* CKDATA0, and CKDATA1 when CKDF is 1 */
 };
 
 /*
@@ -547,6 +573,18 @@ struct nt_decoder_cfg {
 	uint64_t max_icnt;	/* largest I-CNT field accepted, 0 = 2^32 */
 };
 
+/*
+ * Departures from the ratified specification that real encoders make,
+ * which the decoder takes as those encoders meant them and counts.
+ */
+enum nt_deviation {
+	NT_DEV_WIDE_ICNT,	/* I-CNT over NTRACE_MAX_ICNT (22 bits) */
+	NT_DEV_ECALL_RETIRED,	/* ecall/ebreak counted in I-CNT (rc7) */
+	NT_DEV__COUNT
+};
+
+const char *nt_deviation_name(unsigned int dev);
+
 struct nt_decoder_stats {
 	uint64_t msgs, bytes;
 	uint64_t insns, halfwords;
@@ -555,6 +593,8 @@ struct nt_decoder_stats {
 	uint64_t gaps, errors;
 	uint64_t skipped_msgs;	/* before the first sync or after a gap */
 	uint64_t last_time;
+	uint64_t deviations[NT_DEV__COUNT];	/* messages, per kind */
+	uint64_t deviation_at[NT_DEV__COUNT];	/* offset of the first one */
 };
 
 typedef void (*nt_event_fn)(void *ctx, const struct nt_event *ev);

@@ -74,6 +74,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	cfg.all_jumps = data[0] & 16;
 	cfg.mode = (data[0] & 32) ? NT_MODE_HTM : 0;
 	cfg.ir_depth = (data[0] & 64) ? 2 : 64;
+	cfg.stream.quirks = (data[0] & 128) ? NT_QUIRK_SIFIVE : 0;
 	/* keep replays short so a slow input is a bug, not a big count */
 	cfg.max_repeat = 1u << 20;
 	cfg.max_icnt = 1u << 16;

@@ -51,6 +51,8 @@ static void config_from(uint8_t b, struct nt_stream_cfg *cfg)
 {
 	memset(cfg, 0, sizeof(*cfg));
 	cfg->src_bits = (b & 0x0f) % (NT_MAX_SRC_BITS + 1);
+	/* the SRC widths that wrap select SiFive's pre-1.0 format */
+	cfg->quirks = (b & 0x0f) > NT_MAX_SRC_BITS ? NT_QUIRK_SIFIVE : 0;
 	cfg->timestamps = b & 0x10;
 	cfg->extend_addr_msb = b & 0x20;
 	cfg->xlen = b & 0x40 ? 32 : 64;
@@ -126,7 +128,7 @@ static void parse_chunked(const struct nt_stream_cfg *cfg, const uint8_t *p,
 
 /*
  * The fields as transmitted. The tail of struct nt_msg (RDATA, PROCESS,
- * ECODE, B-CNT, raw) is only defined when its NT_F_ bit is set, so only
+ * ECODE, B-CNT, raw, IDTAG, DQDATA, CKDATA) is only defined when its NT_F_ bit is set, so only
  * then is it compared.
  */
 static bool same_fields(const struct nt_msg *a, const struct nt_msg *b)
@@ -138,6 +140,7 @@ static bool same_fields(const struct nt_msg *a, const struct nt_msg *b)
 	      a->etype == b->etype && a->rcode == b->rcode &&
 	      a->evcode == b->evcode && a->cdf == b->cdf &&
 	      a->nrdata == b->nrdata && a->nraw == b->nraw &&
+	      a->cksrc == b->cksrc && a->ckdf == b->ckdf &&
 	      a->icnt == b->icnt && a->addr_field == b->addr_field &&
 	      a->hist == b->hist && a->tstamp == b->tstamp))
 		return false;
@@ -147,7 +150,12 @@ static bool same_fields(const struct nt_msg *a, const struct nt_msg *b)
 		return false;
 	if (((f & NT_F_PROCESS) && a->process != b->process) ||
 	    ((f & NT_F_ECODE) && a->ecode != b->ecode) ||
-	    ((f & NT_F_BCNT) && a->bcnt != b->bcnt))
+	    ((f & NT_F_BCNT) && a->bcnt != b->bcnt) ||
+	    ((f & NT_F_IDTAG) && a->idtag != b->idtag) ||
+	    ((f & NT_F_DQDATA) && a->dqdata != b->dqdata) ||
+	    ((f & NT_F_CKDATA) &&
+	     (a->ckdf > 1 || memcmp(a->ckdata, b->ckdata,
+				    (a->ckdf + 1u) * sizeof(a->ckdata[0])))))
 		return false;
 	return !(f & NT_F_RAW) ||
 	       (a->nraw <= NT_MAX_RAW_FIELDS &&

@@ -202,6 +202,12 @@ static void random_msg(const struct nt_stream_cfg *cfg, unsigned int tcode,
 	m->process = rnd_bits(40);
 	m->ecode = rnd_bits(8);
 	m->bcnt = rnd_bits(18);
+	m->cksrc = rnd() & 15;
+	m->ckdf = rnd() & 1;
+	m->ckdata[0] = rnd_bits(64);
+	m->ckdata[1] = rnd_bits(64);
+	m->idtag = rnd_bits(16);
+	m->dqdata = rnd_bits(64);
 	m->nraw = 1 + rnd() % 4;
 	for (unsigned int k = 0; k < m->nraw; k++)
 		m->raw[k] = rnd_bits(64);
@@ -231,6 +237,12 @@ static bool same_fields(const struct nt_msg *a, const struct nt_msg *b)
 	    ((f & NT_F_PROCESS) && a->process != b->process) ||
 	    ((f & NT_F_ECODE) && a->ecode != b->ecode) ||
 	    ((f & NT_F_BCNT) && a->bcnt != b->bcnt) ||
+	    ((f & NT_F_CKSRC) && a->cksrc != b->cksrc) ||
+	    ((f & NT_F_CKDF) && a->ckdf != b->ckdf) ||
+	    ((f & NT_F_CKDATA) && (a->ckdata[0] != b->ckdata[0] ||
+				   (a->ckdf && a->ckdata[1] != b->ckdata[1]))) ||
+	    ((f & NT_F_IDTAG) && a->idtag != b->idtag) ||
+	    ((f & NT_F_DQDATA) && a->dqdata != b->dqdata) ||
 	    ((f & NT_F_TSTAMP) && a->tstamp != b->tstamp))
 		return false;
 	if ((f & NT_F_RDATA) &&
@@ -252,6 +264,7 @@ static const unsigned int std_tcodes[] = {
 	NT_TCODE_INDIRECT_BRANCH_SYNC, NT_TCODE_RESOURCE_FULL,
 	NT_TCODE_INDIRECT_BRANCH_HIST, NT_TCODE_INDIRECT_BRANCH_HIST_SYNC,
 	NT_TCODE_REPEAT_BRANCH, NT_TCODE_PROG_TRACE_CORRELATION,
+	NT_TCODE_DATA_ACQUISITION, NT_TCODE_IN_CIRCUIT_TRACE,
 	56, 62,		/* vendor defined */
 };
 
@@ -463,6 +476,96 @@ static void error_cases(void)
 	tap_ok(n == 0, "idle bytes produce nothing");
 }
 
+/*
+ * Nexus messages outside N-Trace 1.0 that SiFive's encoder sends, from
+ * hand-assembled bytes: In-Circuit Trace (CKSRC 4 bits, CKDF 2 bits,
+ * one CKDATA field plus CKDF more) and DataAcquisition (IDTAG, DQDATA).
+ */
+static void nexus_extra_messages(void)
+{
+	static const uint8_t bytes[] = {
+		0x88, 0x44, 0x95, 0x0f,		/* ICT 1, CKDF 1, 0x25, 0x3 */
+		0x88, 0x20, 0x0b,		/* ICT 8, CKDF 0, 0x2 */
+		0x1c, 0x09, 0xd0, 0x20, 0x07,	/* DQ tag 0x2, data 0x1234 */
+		0x88, 0x84, 0x05, 0x07,		/* CKDF 2: not a known layout */
+	};
+	static const char *const text[] = {
+		"InCircuitTrace cksrc=1 ckdf=1 ckdata0=0x25 ckdata1=0x3",
+		"InCircuitTrace cksrc=8 ckdf=0 ckdata0=0x2",
+		"DataAcquisition idtag=0x2 dqdata=0x1234",
+	};
+	struct nt_stream_cfg cfg = { .xlen = 64 };
+	struct nt_msg m[8];
+	uint8_t out[64];
+	char line[128];
+	size_t n = parse(&cfg, bytes, sizeof(bytes), 0, m, 8), i, at = 0;
+	bool same = n == 4;
+
+	for (i = 0; i < 3 && i < n; i++) {
+		int w = nt_write_msg(&cfg, &m[i], out, sizeof(out));
+
+		nt_msg_format(&m[i], line, sizeof(line));
+		if (!tap_ok(!m[i].err && !strcmp(line, text[i]),
+			    "hand-assembled %s read as '%s'",
+			    nt_tcode_name(m[i].tcode), text[i]))
+			tap_diag("got '%s'", line);
+		same &= w == (int)m[i].size && m[i].offset == at &&
+			!memcmp(out, bytes + at, m[i].size);
+		at += m[i].size;
+	}
+	tap_ok(same, "the writer gives the same bytes back");
+	tap_ok(n == 4 && m[3].err == NT_ERR_BAD_LAYOUT && m[3].offset == 12,
+	       "an ICT with CKDF 2 is a bad layout, not a guess");
+}
+
+/*
+ * SiFive's pre-1.0 format sends the bits of the timestamp that changed
+ * since the last message: the running time is XORed with TSTAMP, not
+ * added to it. Sync messages carry the whole time either way.
+ */
+static void sifive_timestamps(void)
+{
+	struct nt_stream_cfg cfg = { .xlen = 64, .timestamps = true };
+	static const uint64_t sent[] = { 0x10f, 0x3, 0x8 };
+	static const uint64_t xored[] = { 0x10f, 0x10c, 0x104 };
+	static const uint64_t added[] = { 0x10f, 0x112, 0x11a };
+	struct nt_encoder_cfg ecfg;
+	struct nt_encoder *enc;
+	const char *err = NULL;
+	struct nt_msg m[4];
+	uint8_t buf[4096];
+	size_t len = 0, n, i;
+	bool x = true, a = true;
+
+	for (i = 0; i < 3; i++) {
+		struct nt_msg w = {
+			.tcode = i ? NT_TCODE_DIRECT_BRANCH :
+				     NT_TCODE_PROG_TRACE_SYNC,
+			.icnt = 2, .tstamp = sent[i], .fields = NT_F_TSTAMP,
+		};
+
+		put(&cfg, &w, buf, &len);
+	}
+	n = parse(&cfg, buf, len, 0, m, 4);
+	for (i = 0; i < n; i++)
+		a &= m[i].time == added[i];
+	cfg.quirks = NT_QUIRK_SIFIVE;
+	n = parse(&cfg, buf, len, 0, m, 4) == 3 && n == 3 ? 3 : 0;
+	for (i = 0; i < n; i++)
+		x &= m[i].time == xored[i] && m[i].tstamp == sent[i];
+	tap_ok(n == 3 && x && a, "SiFive quirk: TSTAMP 0x10f (sync), 0x3, 0x8 "
+	       "gives times 0x10f, 0x10c, 0x104 (0x112, 0x11a without)");
+
+	cfg.quirks = 0x80;
+	tap_ok(!nt_reader_new(&cfg), "an unknown quirk is refused");
+	nt_encoder_cfg_default(&ecfg);
+	ecfg.stream.quirks = NT_QUIRK_SIFIVE;
+	enc = nt_encoder_new(&ecfg, &err);
+	tap_ok(!enc && err, "the encoder refuses to write a quirk: %s",
+	       err ? err : "accepted");
+	nt_encoder_free(enc);
+}
+
 static void random_garbage(void)
 {
 	static uint8_t buf[1 << 16];
@@ -498,6 +601,8 @@ int main(void)
 	golden_extended_addresses();
 	round_trips();
 	error_cases();
+	nexus_extra_messages();
+	sifive_timestamps();
 	random_garbage();
 	return tap_done();
 }

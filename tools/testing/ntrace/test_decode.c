@@ -33,6 +33,7 @@ struct collect {
 	uint64_t first_gap_offset;
 	bool ended_in_exception;
 	uint64_t last_exception_pc;
+	struct nt_decoder_stats st;
 };
 
 static void push_pc(struct collect *c, uint64_t pc)
@@ -119,6 +120,7 @@ static void decode(const struct nt_encoder_cfg *ecfg, const struct nt_image *img
 		pos += n;
 	}
 	nt_decoder_finish(d);
+	c->st = *nt_decoder_stats(d);
 	nt_decoder_free(d);
 }
 
@@ -432,6 +434,15 @@ static size_t msg(const struct nt_stream_cfg *cfg, uint8_t *buf, size_t len,
 	return len + (n > 0 ? (size_t)n : 0);
 }
 
+/* Decoding settings for hand-built streams in cfg's layout. */
+static void hand_built_cfg(struct nt_encoder_cfg *ecfg,
+			   const struct nt_stream_cfg *cfg)
+{
+	nt_encoder_cfg_default(ecfg);
+	ecfg->stream = *cfg;
+	ecfg->mode = 0;	/* the decoder accepts BTM and HTM */
+}
+
 static void spec_examples(void)
 {
 	/* section 7.3 code: c.add, beq 0x200, add, beq 0x300, c.add, add,
@@ -457,9 +468,7 @@ static void spec_examples(void)
 	put32(mem, 0x300, 0x00b50533);
 	put16(mem, 0x304, 0x9002);
 	nt_image_add_mem(img, mem, sizeof(mem), 0, &err);
-	nt_encoder_cfg_default(&ecfg);
-	ecfg.stream = cfg;
-	ecfg.mode = 0;	/* the decoder accepts BTM and HTM */
+	hand_built_cfg(&ecfg, &cfg);
 
 	/* BTM run 1: DirectBranch I-CNT=3, correlation I-CNT=1 */
 	len = msg(&cfg, buf, 0, (struct nt_msg){
@@ -533,6 +542,24 @@ static void spec_examples(void)
 	       "trace starting mid-stream: decoding begins at the first sync");
 	collect_free(&c);
 
+	/* In-Circuit Trace and DataAcquisition carry no flow: skipped */
+	len = msg(&cfg, buf, 0, (struct nt_msg){
+		.tcode = NT_TCODE_PROG_TRACE_SYNC, .sync = 3,
+		.addr_field = 0x80 });
+	/* as bytes: the test must not depend on the writer knowing them */
+	memcpy(buf + len, "\x88\x44\x95\x0f\x1c\x09\xd0\x20\x07", 9);
+	len += 9;
+	len = msg(&cfg, buf, len, (struct nt_msg){
+		.tcode = NT_TCODE_DIRECT_BRANCH, .icnt = 3 });
+	memcpy(buf + len, "\x88\x20\x0b", 3);
+	len += 3;
+	len = msg(&cfg, buf, len, (struct nt_msg){
+		.tcode = NT_TCODE_PROG_TRACE_CORRELATION, .icnt = 1 });
+	decode(&ecfg, img, buf, len, 0, &c);
+	tap_ok(c.n == 3 && c.pcs[2] == 0x200 && !c.gaps,
+	       "In-Circuit Trace and DataAcquisition messages are skipped");
+	collect_free(&c);
+
 	/* I-CNT wider than 22 bits is accepted (here: nothing to walk) */
 	{
 		struct nt_decoder_stats st;
@@ -557,6 +584,392 @@ static void spec_examples(void)
 	nt_image_free(img);
 }
 
+/* ---- what real encoders send beyond the ratified spec ---------------- */
+
+/*
+ * The stream an encoder with an I-CNT counter wider than the spec's
+ * sends: no ResourceFull RCODE 0; their counts go into the next message
+ * with an I-CNT, and their timestamps into the next relative one.
+ */
+static size_t fold_icnt_full(const struct nt_stream_cfg *cfg,
+			     const uint8_t *in, size_t len, uint8_t *out,
+			     size_t cap)
+{
+	struct nt_reader *r = nt_reader_new(cfg);
+	uint64_t icnt = 0, dt = 0;
+	struct nt_msg m;
+	size_t n = 0;
+
+	nt_reader_feed(r, in, len);
+	nt_reader_finish(r);
+	while (nt_reader_next(r, &m)) {
+		int w;
+
+		if (m.tcode == NT_TCODE_RESOURCE_FULL &&
+		    m.rcode == NT_RCODE_ICNT) {
+			icnt += m.rdata[0];
+			dt += (m.fields & NT_F_TSTAMP) ? m.tstamp : 0;
+			continue;
+		}
+		if (m.fields & NT_F_ICNT) {
+			m.icnt += icnt;
+			icnt = 0;
+		}
+		if (m.fields & NT_F_TSTAMP) {
+			if (!nt_tcode_is_sync(m.tcode))
+				m.tstamp += dt;
+			dt = 0;
+		}
+		w = nt_write_msg(cfg, &m, out + n, cap - n);
+		if (m.err || w <= 0)
+			abort();
+		n += (size_t)w;
+	}
+	nt_reader_free(r);
+	return n;
+}
+
+/* Long enough that its I-CNT needs more than 22 bits. */
+#define LOOP_TIMES	((1u << 21) + 1000)
+
+/*
+ * 0x1000: addi a0,a0,-1; bnez a0,0x1000; ret
+ * 0x2000: addi a0,a0,1;  addi a0,a0,1
+ */
+static struct nt_image *loop_image(void)
+{
+	static uint8_t mem[0x1010];
+	struct nt_image *img = nt_image_new();
+	const char *err = NULL;
+
+	put32(mem, 0x000, 0xfff50513);
+	put32(mem, 0x004, btype(1, 10, 0, -4));
+	put32(mem, 0x008, 0x00008067);
+	put32(mem, 0x1000, 0x00150513);
+	put32(mem, 0x1004, 0x00150513);
+	if (!img || nt_image_add_mem(img, mem, sizeof(mem), 0x1000, &err))
+		abort();
+	return img;
+}
+
+/* The loop as a reference encoder with a 32-bit I-CNT reports it. */
+static void wide_icnt_hand_built(void)
+{
+	struct nt_stream_cfg cfg = { .xlen = 64 };
+	struct nt_image *img = loop_image();
+	struct nt_encoder_cfg ecfg;
+	const uint64_t taken = LOOP_TIMES - 1, full = taken / 31;
+	const uint64_t hist = ((1ull << (taken % 31 + 1)) - 1) << 1;
+	const uint64_t icnt = 4ull * LOOP_TIMES + 2;
+	struct collect c;
+	uint8_t buf[256];
+	size_t len, at;
+	int rf0;
+
+	hand_built_cfg(&ecfg, &cfg);
+	/* the same instructions reported in the closing message or RCODE 0 */
+	for (rf0 = 0; rf0 < 2; rf0++) {
+		len = msg(&cfg, buf, 0, (struct nt_msg){
+			.tcode = NT_TCODE_PROG_TRACE_SYNC, .sync = 5,
+			.addr_field = 0x1000 >> 1 });
+		len = msg(&cfg, buf, len, (struct nt_msg){
+			.tcode = NT_TCODE_RESOURCE_FULL, .rcode = NT_RCODE_HIST,
+			.rdata = { 0xffffffff } });
+		len = msg(&cfg, buf, len, (struct nt_msg){
+			.tcode = NT_TCODE_RESOURCE_FULL,
+			.rcode = NT_RCODE_HIST_REPEAT, .nrdata = 2,
+			.rdata = { 0xffffffff, full - 1 } });
+		at = len;
+		if (rf0)
+			len = msg(&cfg, buf, len, (struct nt_msg){
+				.tcode = NT_TCODE_RESOURCE_FULL,
+				.rcode = NT_RCODE_ICNT, .rdata = { icnt - 2 } });
+		len = msg(&cfg, buf, len, (struct nt_msg){
+			.tcode = NT_TCODE_INDIRECT_BRANCH_HIST,
+			.icnt = rf0 ? 2 : icnt, .hist = hist,
+			.addr_field = (0x1000 ^ 0x2000) >> 1 });
+		len = msg(&cfg, buf, len, (struct nt_msg){
+			.tcode = NT_TCODE_PROG_TRACE_CORRELATION, .icnt = 2 });
+		decode(&ecfg, img, buf, len, 0, &c);
+		tap_ok(!c.gaps && c.n == 2 * LOOP_TIMES + 2 &&
+		       c.pcs[c.n - 3] == 0x1004 && c.pcs[c.n - 2] == 0x1008 &&
+		       c.pcs[c.n - 1] == 0x2000,
+		       "%s of %" PRIu64 " half-words after %" PRIu64
+		       " HIST-only ResourceFull: all %zu instructions",
+		       rf0 ? "RCODE 0" : "I-CNT", icnt - 2 * rf0, full, c.n);
+		tap_ok(c.st.deviations[NT_DEV_WIDE_ICNT] == 1 &&
+		       c.st.deviation_at[NT_DEV_WIDE_ICNT] == at,
+		       "counted once as an I-CNT wider than 22 bits, at byte %zu",
+		       at);
+		collect_free(&c);
+	}
+	nt_image_free(img);
+}
+
+/*
+ * The same loop through the encoder model, with the ResourceFull RCODE 0
+ * it sends folded into the next I-CNT: every PC must come back.
+ */
+static void wide_icnt_encoded(void)
+{
+	struct nt_image *img = loop_image();
+	struct nt_encoder_cfg cfg;
+	struct nt_encoder *e;
+	struct collect c;
+	const char *err = NULL;
+	const uint8_t *out;
+	uint8_t *folded;
+	size_t len, flen, i, bad = 0;
+	uint64_t ts = 0;
+
+	nt_encoder_cfg_default(&cfg);
+	os_htm_ir3_rh(&cfg);
+	cfg.stream.timestamps = true;
+	e = nt_encoder_new(&cfg, &err);
+	nt_encoder_start(e, NT_SYNC_TRACE_ENABLE);
+	for (i = 0; i < LOOP_TIMES; i++) {
+		struct nt_record r = { .addr = 0x1000, .size = 4,
+				       .tstamp = ++ts };
+
+		nt_encoder_retire(e, &r);
+		r.addr = 0x1004;
+		r.itype = i + 1 < LOOP_TIMES ? NT_ITYPE_BRANCH_TAKEN :
+					       NT_ITYPE_BRANCH_NOT_TAKEN;
+		r.tstamp = ++ts;
+		nt_encoder_retire(e, &r);
+	}
+	nt_encoder_retire(e, &(struct nt_record){ .addr = 0x1008, .size = 4,
+			  .itype = NT_ITYPE_RETURN, .tstamp = ++ts });
+	nt_encoder_retire(e, &(struct nt_record){ .addr = 0x2000, .size = 4,
+			  .tstamp = ++ts });
+	nt_encoder_stop(e, NT_EVCODE_TRACE_DISABLED, ++ts);
+	out = nt_encoder_output(e, &len);
+	folded = malloc(len + 64);
+	flen = fold_icnt_full(&cfg.stream, out, len, folded, len + 64);
+	decode(&cfg, img, folded, flen, 4096, &c);
+	for (i = 0; i + 3 < c.n && i < 2 * LOOP_TIMES; i++)
+		bad += c.pcs[i] != 0x1000 + 4 * (i & 1);
+	tap_ok(!c.gaps && !bad && c.n == 2 * LOOP_TIMES + 2 &&
+	       c.pcs[c.n - 1] == 0x2000 &&
+	       c.st.deviations[NT_DEV_WIDE_ICNT] == 1,
+	       "encoder model without RCODE 0 (%zu bytes, %zu before): "
+	       "%zu PCs, all as executed, one wide I-CNT", flen, len, c.n);
+	collect_free(&c);
+	free(folded);
+	nt_encoder_free(e);
+	nt_image_free(img);
+}
+
+/* A whole trace: it starts at addr and stops after icnt half-words. */
+static size_t run_from(const struct nt_stream_cfg *cfg, uint8_t *buf,
+		       uint64_t addr, uint64_t icnt)
+{
+	size_t len = msg(cfg, buf, 0, (struct nt_msg){
+		.tcode = NT_TCODE_PROG_TRACE_SYNC, .sync = 5,
+		.addr_field = addr >> 1 });
+
+	return msg(cfg, buf, len, (struct nt_msg){
+		.tcode = NT_TCODE_PROG_TRACE_CORRELATION, .icnt = icnt });
+}
+
+/*
+ * ecall and ebreak counted as retired, as rc7 had it. 0x100: addi;
+ * ecall; addi; c.ebreak. 0x200 (a handler): addi; ret.
+ */
+static void ecall_hand_built(void)
+{
+	static uint8_t mem[0x210];
+	struct nt_stream_cfg cfg = { .xlen = 64 };
+	struct nt_image *img = nt_image_new();
+	struct nt_encoder_cfg ecfg;
+	const char *err = NULL;
+	struct collect c;
+	uint8_t buf[64];
+	size_t len, at;
+
+	put32(mem, 0x100, 0x00150513);
+	put32(mem, 0x104, 0x00000073);
+	put32(mem, 0x108, 0x00150513);
+	put16(mem, 0x10c, 0x9002);
+	put32(mem, 0x200, 0x00150513);
+	put32(mem, 0x204, 0x00008067);
+	nt_image_add_mem(img, mem, sizeof(mem), 0, &err);
+	hand_built_cfg(&ecfg, &cfg);
+
+	/*
+	 * The reference encoder's form: the ecall ends an IndirectBranch
+	 * with B-TYPE 0 as an uninferable call would, and the handler's
+	 * return to after it is implicit.
+	 */
+	len = msg(&cfg, buf, 0, (struct nt_msg){
+		.tcode = NT_TCODE_PROG_TRACE_SYNC, .sync = 5,
+		.addr_field = 0x100 >> 1 });
+	at = len;
+	len = msg(&cfg, buf, len, (struct nt_msg){
+		.tcode = NT_TCODE_INDIRECT_BRANCH, .icnt = 4,
+		.addr_field = (0x100 ^ 0x200) >> 1 });
+	len = msg(&cfg, buf, len, (struct nt_msg){
+		.tcode = NT_TCODE_PROG_TRACE_CORRELATION, .icnt = 6 });
+	decode(&ecfg, img, buf, len, 0, &c);
+	tap_ok(!c.gaps && c.n == 5 && c.pcs[0] == 0x100 && c.pcs[1] == 0x104 &&
+	       c.pcs[2] == 0x200 && c.pcs[3] == 0x204 && c.pcs[4] == 0x108 &&
+	       c.st.traps == 1 && c.st.insns == 4,
+	       "ecall in I-CNT ending a B-TYPE 0 message: a trap to the "
+	       "handler, whose return comes back after it");
+	tap_ok(c.st.deviations[NT_DEV_ECALL_RETIRED] == 1 &&
+	       c.st.deviation_at[NT_DEV_ECALL_RETIRED] == at &&
+	       c.st.deviations[NT_DEV_WIDE_ICNT] == 0,
+	       "counted once as an ecall counted as retired, at byte %zu", at);
+	collect_free(&c);
+
+	/* rc7 hardware's form: B-TYPE 2, c.ebreak counted */
+	len = msg(&cfg, buf, 0, (struct nt_msg){
+		.tcode = NT_TCODE_PROG_TRACE_SYNC, .sync = 5,
+		.addr_field = 0x108 >> 1 });
+	len = msg(&cfg, buf, len, (struct nt_msg){
+		.tcode = NT_TCODE_INDIRECT_BRANCH, .btype = NT_BTYPE_EXCEPTION,
+		.icnt = 3, .addr_field = (0x108 ^ 0x200) >> 1 });
+	len = msg(&cfg, buf, len, (struct nt_msg){
+		.tcode = NT_TCODE_PROG_TRACE_CORRELATION, .icnt = 2 });
+	decode(&ecfg, img, buf, len, 0, &c);
+	tap_ok(!c.gaps && c.n == 3 && c.pcs[1] == 0x10c && c.pcs[2] == 0x200 &&
+	       c.st.deviations[NT_DEV_ECALL_RETIRED] == 1,
+	       "c.ebreak in the I-CNT of an exception message: its trap");
+	collect_free(&c);
+
+	/* the last message of the trace counts it: nothing follows */
+	len = run_from(&cfg, buf, 0x100, 4);
+	decode(&ecfg, img, buf, len, 0, &c);
+	tap_ok(!c.gaps && c.n == 1 && c.pcs[0] == 0x100 &&
+	       c.st.deviations[NT_DEV_ECALL_RETIRED] == 1,
+	       "ecall counted by the final ProgTraceCorrelation: decoded "
+	       "up to it, as when it is not counted");
+	collect_free(&c);
+
+	/* an I-CNT that goes on past an ecall is damage, not rc7 */
+	len = run_from(&cfg, buf, 0x100, 6);
+	decode(&ecfg, img, buf, len, 0, &c);
+	tap_ok(c.gaps == 1 && !c.st.deviations[NT_DEV_ECALL_RETIRED],
+	       "an I-CNT that goes on past an ecall is still a gap");
+	collect_free(&c);
+	nt_image_free(img);
+}
+
+/*
+ * A real program as the task group's reference encoder reports it: an
+ * ecall or ebreak retires, as an uninferable call, and the I-CNT counter
+ * is never reported full. Every PC must come back.
+ */
+static void reference_form(struct prog *p)
+{
+	struct prog q = *p;
+	uint64_t ecalls = 0;
+	size_t i, k;
+
+	q.recs = malloc(p->nrecs * sizeof(*q.recs));
+	if (!q.recs)
+		abort();
+	for (i = 0; i < p->nrecs; i++) {
+		struct nt_record *r = &q.recs[i];
+		const uint8_t *code;
+		struct nt_insn in;
+		size_t avail;
+
+		*r = p->recs[i];
+		if (r->itype != NT_ITYPE_EXCEPTION)
+			continue;
+		code = nt_image_lookup(p->img, r->addr, &avail);
+		if (!code || nt_insn_classify(code, avail, r->addr, 0, &in) <= 0 ||
+		    in.iclass != NT_IC_ECALL)
+			continue;
+		r->itype = NT_ITYPE_INDIRECT_CALL;
+		r->size = in.size;
+		ecalls++;
+	}
+	for (k = 0; k < N_OPTION_SETS; k++) {
+		struct nt_encoder_cfg cfg;
+		struct collect c;
+		uint8_t *buf, *folded;
+		size_t len, flen, diff = 0;
+		bool ok;
+
+		nt_encoder_cfg_default(&cfg);
+		option_sets[k].apply(&cfg);
+		/*
+		 * A return counter would take the ecall for a call and hide
+		 * the next return, wherever it goes: nothing can follow that.
+		 */
+		if (cfg.implicit_return == 1)
+			continue;
+		buf = prog_encode(&q, &cfg, &len);
+		folded = malloc(len + 64);
+		if (!buf || !folded)
+			abort();
+		flen = fold_icnt_full(&cfg.stream, buf, len, folded, len + 64);
+		decode(&cfg, p->img, folded, flen, 0, &c);
+		ok = !c.gaps && same_as_truth(p, &c, &diff) &&
+		     c.st.deviations[NT_DEV_ECALL_RETIRED] == ecalls;
+		if (!tap_ok(ok, "%s %s, reference form: %zu of %zu PCs, %" PRIu64
+			    " of %" PRIu64 " ecalls counted as retired", p->name,
+			    option_sets[k].name, c.n, p->npcs,
+			    c.st.deviations[NT_DEV_ECALL_RETIRED], ecalls))
+			tap_diag("first difference at #%zu, %zu gaps, first at "
+				 "byte %" PRIu64, diff, c.gaps,
+				 c.first_gap_offset);
+		collect_free(&c);
+		free(folded);
+		free(buf);
+	}
+	free(q.recs);
+}
+
+/*
+ * SiFive's pre-1.0 ResourceFull RCODE 9 and 8: RDATA taken, then RDATA
+ * not-taken branches in a row. The loop of loop_image() 100 times.
+ */
+static void sifive_rcode_8_9(void)
+{
+	struct nt_stream_cfg cfg = { .xlen = 64 };
+	struct nt_image *img = loop_image();
+	struct nt_encoder_cfg ecfg;
+	struct collect c;
+	uint8_t buf[64];
+	size_t len;
+	int quirk;
+
+	len = msg(&cfg, buf, 0, (struct nt_msg){
+		.tcode = NT_TCODE_PROG_TRACE_SYNC, .sync = 5,
+		.addr_field = 0x1000 >> 1 });
+	len = msg(&cfg, buf, len, (struct nt_msg){
+		.tcode = NT_TCODE_RESOURCE_FULL,
+		.rcode = NT_RCODE_SIFIVE_TAKEN, .nrdata = 1, .rdata = { 99 } });
+	len = msg(&cfg, buf, len, (struct nt_msg){
+		.tcode = NT_TCODE_RESOURCE_FULL,
+		.rcode = NT_RCODE_SIFIVE_NOT_TAKEN, .nrdata = 1,
+		.rdata = { 1 } });
+	len = msg(&cfg, buf, len, (struct nt_msg){
+		.tcode = NT_TCODE_INDIRECT_BRANCH, .icnt = 4 * 100 + 2,
+		.addr_field = (0x1000 ^ 0x2000) >> 1 });
+	len = msg(&cfg, buf, len, (struct nt_msg){
+		.tcode = NT_TCODE_PROG_TRACE_CORRELATION, .icnt = 2 });
+	for (quirk = 1; quirk >= 0; quirk--) {
+		hand_built_cfg(&ecfg, &cfg);
+		ecfg.stream.quirks = quirk ? NT_QUIRK_SIFIVE : 0;
+		decode(&ecfg, img, buf, len, 0, &c);
+		if (quirk)
+			tap_ok(!c.gaps && c.n == 202 && c.pcs[197] == 0x1004 &&
+			       c.pcs[198] == 0x1000 && c.pcs[200] == 0x1008 &&
+			       c.pcs[201] == 0x2000,
+			       "SiFive quirk: RCODE 9 RDATA 99 and RCODE 8 "
+			       "RDATA 1 give 99 taken and one not-taken branch");
+		else
+			tap_ok(c.gaps == 1, "without the quirk they are vendor "
+			       "RCODEs, and the branches go missing");
+		collect_free(&c);
+	}
+	nt_image_free(img);
+}
+
 int main(int argc, char **argv)
 {
 	const char *const *names = default_programs;
@@ -564,6 +977,10 @@ int main(int argc, char **argv)
 	size_t i;
 
 	spec_examples();
+	wide_icnt_hand_built();
+	wide_icnt_encoded();
+	ecall_hand_built();
+	sifive_rcode_8_9();
 	if (argc < 2) {
 		fprintf(stderr, "usage: test_decode DIR [NAME...]\n");
 		return tap_done();
@@ -581,6 +998,7 @@ int main(int argc, char **argv)
 			continue;
 		}
 		round_trips(&p);
+		reference_form(&p);
 		bluespec_path(&p);
 		damage_tests(&p);
 		prog_free(&p);

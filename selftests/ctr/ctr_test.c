@@ -1069,38 +1069,6 @@ TEST_F_TIMEOUT(ctr, call_stack_inherited, 240)
 	session_close(&ss);
 }
 
-static int write_online(const char *path, int on)
-{
-	int fd, ret = 0;
-
-	fd = open(path, O_WRONLY);
-	if (fd < 0)
-		return -errno;
-	if (write(fd, on ? "1" : "0", 1) != 1)
-		ret = -errno;
-	close(fd);
-	return ret;
-}
-
-/*
- * Putting a hart back online right after taking it offline races with the
- * hart's own way out: the kernel hears "dead" before the hart has asked
- * the SBI to stop it, so sbi_hsm_hart_start() can meet it in STOP_PENDING
- * and fail with -EINVAL (both lab kernels log "HART1 isn't stopped;
- * status 3"). A hart that is still stopping is given up to a second.
- */
-static int set_online(int cpu, int on)
-{
-	char path[64];
-	int ret, tries = 100;
-
-	snprintf(path, sizeof(path), "/sys/devices/system/cpu/cpu%d/online",
-		 cpu);
-	while ((ret = write_online(path, on)) == -EINVAL && on && --tries)
-		usleep(10000);
-	return ret;
-}
-
 /*
  * CPU hotplug: hart 1 goes offline and back three times while a per-CPU
  * branch stack event records on it (perf takes the event off a dying CPU

@@ -1,12 +1,17 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
  * Where a board test runs: pinned to one hart (inherited by the perf and
- * workload processes it starts from then on), and back to all of them.
+ * workload processes it starts from then on), and back to all of them;
+ * harts taken offline and brought back.
  */
 #ifndef NTRACE_SELFTEST_PIN_H
 #define NTRACE_SELFTEST_PIN_H
 
+#include <errno.h>
+#include <fcntl.h>
 #include <sched.h>
+#include <stdio.h>
+#include <unistd.h>
 
 /* 0, or -1 with errno set. */
 static inline int pin_to(int cpu)
@@ -27,6 +32,39 @@ static inline int unpin(void)
 	for (cpu = 0; cpu < CPU_SETSIZE; cpu++)
 		CPU_SET(cpu, &set);
 	return sched_setaffinity(0, sizeof(set), &set);
+}
+
+static inline int write_online(const char *path, int on)
+{
+	int fd, ret = 0;
+
+	fd = open(path, O_WRONLY);
+	if (fd < 0)
+		return -errno;
+	if (write(fd, on ? "1" : "0", 1) != 1)
+		ret = -errno;
+	close(fd);
+	return ret;
+}
+
+/*
+ * 0 or -errno. Putting a hart back online right after taking it offline
+ * races with the hart's own way out: the kernel hears "dead" before the
+ * hart has asked the SBI to stop it, so sbi_hsm_hart_start() can meet it
+ * in STOP_PENDING and fail with -EINVAL (both lab kernels log "HART1
+ * isn't stopped; status 3"). A hart that is still stopping is given up
+ * to a second.
+ */
+static inline int set_online(int cpu, int on)
+{
+	char path[64];
+	int ret, tries = 100;
+
+	snprintf(path, sizeof(path), "/sys/devices/system/cpu/cpu%d/online",
+		 cpu);
+	while ((ret = write_online(path, on)) == -EINVAL && on && --tries)
+		usleep(10000);
+	return ret;
 }
 
 #endif

@@ -28,6 +28,7 @@
 #include <unistd.h>
 
 #include "kselftest_harness.h"
+#include "../lib/pin.h"
 
 #define PMU_DIR		"/sys/bus/event_source/devices/ntrace/"
 #define SINK_SIZE	"/sys/module/ntrace/parameters/sink_size"
@@ -774,10 +775,9 @@ TEST_F_TIMEOUT(slow, sessions_back_to_back, 900)
 
 /*
  * A hart goes offline under a per-CPU session: its event ends, the rest
- * of the session goes on, nothing crashes. Last, since it leaves the
- * board with one hart. (With QEMU 11.1.3 and OpenSBI 1.9 the hart does
- * come back when put online again; tracing on it afterwards is not
- * tested yet.)
+ * of the session goes on, nothing crashes. Then the hart comes back and
+ * a session on it is traced like any other: what the driver keeps per
+ * hart did not go stale. Last, in case the hart does not come back.
  */
 TEST_F_TIMEOUT(slow, zz_hotplug_last, 600)
 {
@@ -807,16 +807,12 @@ TEST_F_TIMEOUT(slow, zz_hotplug_last, 600)
 	pid = fork();
 	ASSERT_LE(0, pid);
 	if (!pid) {
-		cpu_set_t set;
-
-		CPU_ZERO(&set);
-		CPU_SET(1, &set);
-		sched_setaffinity(0, sizeof(set), &set);
+		pin_to(1);
 		execv(argv[0], argv);
 		_exit(127);
 	}
 	usleep(300000);
-	EXPECT_EQ(0, write_str("/sys/devices/system/cpu/cpu1/online", "0"));
+	EXPECT_EQ(0, set_online(1, 0));
 	ASSERT_EQ(pid, waitpid(pid, &status, 0));
 	EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0);
 	for (cpu = 0; cpu < 2; cpu++) {
@@ -835,6 +831,11 @@ TEST_F_TIMEOUT(slow, zz_hotplug_last, 600)
 	EXPECT_LE(0, fd[0]);
 	if (fd[0] >= 0)
 		close(fd[0]);
+
+	ASSERT_EQ(0, set_online(1, 1));
+	ASSERT_EQ(0, pin_to(1));
+	EXPECT_EQ(0, record("hotplug-back", 0, 1, 0, 0, AUX_PAGES, "1", ""));
+	unpin();
 }
 
 TEST_HARNESS_MAIN

@@ -2,10 +2,11 @@
 /*
  * The workload the ntrace PMU tests trace (selftests/ntrace): the calls,
  * returns, jump table and recursion of the emulated-hardware workload,
- * a qsort callback, and on request a move to another hart every round or
- * a child doing the same work at the same time.
+ * a qsort callback, and on request a move to another hart every round, a
+ * child doing the same work at the same time, or the work done again by
+ * the program exec'ing itself.
  *
- * Usage: ntwork [ROUNDS [migrate|fork]]
+ * Usage: ntwork [ROUNDS [migrate|fork|exec]]
  */
 #define _GNU_SOURCE
 #include <sched.h>
@@ -62,6 +63,14 @@ int main(int argc, char **argv)
 	}
 	if (child == 0)
 		return 0;
+	if (!strcmp(how, "exec")) {
+		char *again[] = { argv[0], argv[1], NULL };
+
+		printf("ntwork: %u, exec\n", acc);
+		fflush(stdout);
+		execv(argv[0], again);
+		return 1;
+	}
 	if (child > 0 && (waitpid(child, &status, 0) != child ||
 			  !WIFEXITED(status) || WEXITSTATUS(status)))
 		return 1;

@@ -11,6 +11,7 @@
  * NTWORK, the workload.
  */
 #define _GNU_SOURCE
+#include <elf.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <linux/perf_event.h>
@@ -663,6 +664,12 @@ TEST_F_TIMEOUT(slow, record_fork, 600)
 }
 
 
+/* The traced task execs: the event follows it into the new image. */
+TEST_F_TIMEOUT(slow, record_exec, 600)
+{
+	EXPECT_EQ(0, record("exec", 0, 1, 0, 0, AUX_PAGES, "2", "exec"));
+}
+
 #define DIRECT "/sys/module/ntrace/parameters/direct"
 
 /* What the driver's stats say a recording cost, to NAME.stats. */
@@ -738,9 +745,112 @@ TEST_F_TIMEOUT(slow, record_truncated, 600)
 	EXPECT_EQ(0, record("truncated", 0, 1, 0, 0, 2, "10", ""));
 }
 
+/* A kernel symbol's address (kptr_restrict is 0 on the board), or 0. */
+static uint64_t ksym(const char *want)
+{
+	FILE *f = fopen("/proc/kallsyms", "r");
+	unsigned long long addr;
+	char line[256], name[128], type;
+	uint64_t found = 0;
+
+	while (f && !found && fgets(line, sizeof(line), f))
+		if (sscanf(line, "%llx %c %127s", &addr, &type, name) == 3 &&
+		    !strcmp(name, want))
+			found = addr;
+	if (f)
+		fclose(f);
+	return found;
+}
+
+/* Where a module's code is, and how much it takes in all, from /proc/modules. */
+static int module_range(const char *want, uint64_t *base, uint64_t *size)
+{
+	FILE *f = fopen("/proc/modules", "r");
+	unsigned long long b, n;
+	char line[512], name[64];
+	int ret = -1;
+
+	while (f && ret && fgets(line, sizeof(line), f))
+		if (sscanf(line, "%63s %llu %*d %*s %*s 0x%llx", name, &n, &b) == 3 &&
+		    !strcmp(name, want)) {
+			*base = b;
+			*size = n;
+			ret = 0;
+		}
+	if (f)
+		fclose(f);
+	return ret;
+}
+
+/*
+ * Save the kernel code at [addr, addr + len) as the kernel runs it, with
+ * its alternatives and static keys patched in (vmlinux on disk has
+ * neither), to NAME.WHAT.raw, and list it in NAME.images for the host's
+ * decoder. /proc/kcore is an ELF core file whose PT_LOAD headers map
+ * kernel addresses to file offsets.
+ */
+static int save_kernel_code(const char *name, const char *what,
+			    uint64_t addr, uint64_t len)
+{
+	int fd = open("/proc/kcore", O_RDONLY), ok = 0;
+	char path[256];
+	Elf64_Ehdr eh;
+	Elf64_Phdr ph;
+	char *buf = NULL;
+	FILE *out;
+
+	if (fd < 0 || pread(fd, &eh, sizeof(eh), 0) != sizeof(eh))
+		goto out;
+	for (unsigned int i = 0; i < eh.e_phnum && !ok; i++)
+		ok = pread(fd, &ph, sizeof(ph),
+			   eh.e_phoff + (off_t)i * eh.e_phentsize) == sizeof(ph) &&
+		     ph.p_type == PT_LOAD && addr >= ph.p_vaddr &&
+		     addr - ph.p_vaddr < ph.p_memsz;
+	if (!ok)
+		goto out;
+	ok = 0;
+	if (len > ph.p_memsz - (addr - ph.p_vaddr))
+		len = ph.p_memsz - (addr - ph.p_vaddr);
+	buf = malloc(len);
+	if (!buf || pread(fd, buf, len, ph.p_offset + (addr - ph.p_vaddr)) !=
+		    (ssize_t)len)
+		goto out;
+	snprintf(path, sizeof(path), "%s/%s.%s.raw", outdir(), name, what);
+	out = fopen(path, "w");
+	if (!out)
+		goto out;
+	ok = fwrite(buf, 1, len, out) == len;
+	ok &= !fclose(out);
+	snprintf(path, sizeof(path), "%s/%s.images", outdir(), name);
+	out = fopen(path, "a");
+	if (!out) {
+		ok = 0;
+		goto out;
+	}
+	fprintf(out, "%s.%s.raw 0x%llx\n", name, what, (unsigned long long)addr);
+	ok &= !fclose(out);
+out:
+	free(buf);
+	if (fd >= 0)
+		close(fd);
+	return ok ? 0 : -1;
+}
+
+/*
+ * Kernel plus user, as root: the host decodes it against the kernel's
+ * text and the driver's own (it runs in the traced drains), as they were
+ * in memory.
+ */
 TEST_F_TIMEOUT(slow, record_kernel, 600)
 {
+	uint64_t text = ksym("_text"), etext = ksym("_etext"), base, size;
+
 	EXPECT_EQ(0, record("kernel", 0, 0, 0, 0, AUX_PAGES, "1", ""));
+	ASSERT_LT(0, text);
+	ASSERT_LT(text, etext);
+	EXPECT_EQ(0, save_kernel_code("kernel", "text", text, etext - text));
+	ASSERT_EQ(0, module_range("ntrace", &base, &size));
+	EXPECT_EQ(0, save_kernel_code("kernel", "ntrace", base, size));
 }
 
 /* Short sessions back to back: each one complete. */

@@ -6,7 +6,8 @@
  * encoded with every option set of the encoder model, decoded, compared
  * with the executed PCs instruction for instruction; the same through
  * the Bluespec input path. The spec's I-CNT and HIST worked examples.
- * Damage: bit flips, dropped and inserted bytes, truncation.
+ * Damage: bit flips, dropped and inserted bytes, truncation; how many
+ * single flips and dropped bytes decode without a word to wrong PCs.
  *
  * usage: test_decode DIR [NAME...]   (DIR holds NAME and NAME.pcs)
  */
@@ -34,10 +35,19 @@ struct collect {
 	bool ended_in_exception;
 	uint64_t last_exception_pc;
 	struct nt_decoder_stats st;
+	/* when set, PCs are compared with these instead of kept */
+	const uint64_t *truth;
+	size_t ntruth;
+	bool differs;
 };
 
 static void push_pc(struct collect *c, uint64_t pc)
 {
+	if (c->truth) {
+		c->differs |= c->n >= c->ntruth || c->truth[c->n] != pc;
+		c->n++;
+		return;
+	}
 	if (c->n == c->cap) {
 		c->cap = c->cap ? 2 * c->cap : 1 << 16;
 		c->pcs = realloc(c->pcs, c->cap * sizeof(*c->pcs));
@@ -95,21 +105,22 @@ static void collect_free(struct collect *c)
 	memset(c, 0, sizeof(*c));
 }
 
-static void decode(const struct nt_encoder_cfg *ecfg, const struct nt_image *img,
-		   const uint8_t *buf, size_t len, size_t chunk,
-		   struct collect *c)
+/* Decode buf with the settings ecfg encoded it with, chunk bytes a feed. */
+static void run_decoder(const struct nt_encoder_cfg *ecfg,
+			const struct nt_image *img, const uint8_t *buf,
+			size_t len, size_t chunk, nt_event_fn fn, void *ctx,
+			struct nt_decoder_stats *st)
 {
 	struct nt_decoder_cfg cfg;
 	struct nt_decoder *d;
 	const char *err = NULL;
 	size_t pos = 0;
 
-	memset(c, 0, sizeof(*c));
 	nt_decoder_cfg_default(&cfg);
 	cfg.stream = ecfg->stream;
 	cfg.all_jumps = ecfg->all_jumps;
 	cfg.mode = ecfg->mode;
-	d = nt_decoder_new(&cfg, on_event, c, &err);
+	d = nt_decoder_new(&cfg, fn, ctx, &err);
 	if (!d)
 		return;
 	nt_decoder_add_image(d, img, true, 0);
@@ -120,8 +131,16 @@ static void decode(const struct nt_encoder_cfg *ecfg, const struct nt_image *img
 		pos += n;
 	}
 	nt_decoder_finish(d);
-	c->st = *nt_decoder_stats(d);
+	*st = *nt_decoder_stats(d);
 	nt_decoder_free(d);
+}
+
+static void decode(const struct nt_encoder_cfg *ecfg, const struct nt_image *img,
+		   const uint8_t *buf, size_t len, size_t chunk,
+		   struct collect *c)
+{
+	memset(c, 0, sizeof(*c));
+	run_decoder(ecfg, img, buf, len, chunk, on_event, c, &c->st);
 }
 
 /*
@@ -403,6 +422,107 @@ static void damage_tests(struct prog *p)
 	collect_free(&clean);
 	free(bad);
 	free(buf);
+}
+
+/* ---- damage that decodes without a word ------------------------------ */
+
+/*
+ * What a fuzzing campaign did to valid traces: one bit flipped or one
+ * byte dropped, at fixed pseudo-random places of every program's trace
+ * under every option set, each mutant decoded in full. One that decodes
+ * without a gap to other PCs than the clean trace is silently wrong:
+ * the decoder had nothing to tell the damage by. Its own random numbers
+ * leave damage_tests()' inputs as they were.
+ */
+#define CENSUS_FLIPS	24
+#define CENSUS_DROPS	12
+/* silently wrong mutants of the default programs, measured */
+#define CENSUS_SILENT_MAX	47
+#define CENSUS_SHOWN	32
+
+struct census {
+	unsigned int mutants, silent, same;
+	char shown[CENSUS_SHOWN][160];
+};
+
+static void census_prog(const struct prog *p, struct census *cs)
+{
+	static uint64_t state = 0x9e3779b97f4a7c15ull;
+	size_t k;
+
+	for (k = 0; k < N_OPTION_SETS; k++) {
+		struct nt_encoder_cfg cfg;
+		struct collect clean;
+		uint8_t *buf, *bad;
+		size_t len;
+		unsigned int i;
+
+		nt_encoder_cfg_default(&cfg);
+		option_sets[k].apply(&cfg);
+		buf = prog_encode(p, &cfg, &len);
+		bad = malloc(len + 1);
+		if (!buf || !bad)
+			abort();
+		decode(&cfg, p->img, buf, len, 0, &clean);
+		/* a trace that does not decode cleanly has no truth to miss */
+		for (i = 0; !clean.gaps && i < CENSUS_FLIPS + CENSUS_DROPS; i++) {
+			size_t off = xorshift64(&state) % len, blen = len;
+			unsigned int bit = (unsigned int)(xorshift64(&state) % 8);
+			bool drop = i >= CENSUS_FLIPS;
+			struct collect c;
+
+			memcpy(bad, buf, len);
+			if (drop) {
+				memmove(bad + off, bad + off + 1, len - off - 1);
+				blen--;
+			} else {
+				bad[off] ^= (uint8_t)(1u << bit);
+			}
+			memset(&c, 0, sizeof(c));
+			c.truth = clean.pcs;
+			c.ntruth = clean.n;
+			run_decoder(&cfg, p->img, bad, blen, 0, on_event, &c,
+				    &c.st);
+			cs->mutants++;
+			if (c.gaps) {
+				collect_free(&c);
+				continue;
+			}
+			if (c.n == clean.n && !c.differs) {
+				cs->same++;
+			} else if (cs->silent++ < CENSUS_SHOWN) {
+				char *t = cs->shown[cs->silent - 1];
+
+				if (drop)
+					snprintf(t, sizeof(cs->shown[0]),
+						 "%s %s: byte %zu dropped",
+						 p->name, option_sets[k].name,
+						 off);
+				else
+					snprintf(t, sizeof(cs->shown[0]),
+						 "%s %s: bit %u of byte %zu",
+						 p->name, option_sets[k].name,
+						 bit, off);
+			}
+			collect_free(&c);
+		}
+		collect_free(&clean);
+		free(bad);
+		free(buf);
+	}
+}
+
+static void census_report(const struct census *cs, bool all_programs)
+{
+	unsigned int i;
+
+	if (tap_ok(!all_programs || cs->silent <= CENSUS_SILENT_MAX,
+		   "single bit flips and dropped bytes: %u mutants, %u decode "
+		   "as the clean trace, %u silently wrong (at most %u)",
+		   cs->mutants, cs->same, cs->silent, CENSUS_SILENT_MAX))
+		return;
+	for (i = 0; i < cs->silent && i < CENSUS_SHOWN; i++)
+		tap_diag("silently wrong: %s", cs->shown[i]);
 }
 
 /* ---- the spec's worked examples ------------------------------------- */
@@ -974,6 +1094,7 @@ int main(int argc, char **argv)
 {
 	const char *const *names = default_programs;
 	size_t nnames = sizeof(default_programs) / sizeof(default_programs[0]);
+	static struct census cs;
 	size_t i;
 
 	spec_examples();
@@ -1001,7 +1122,9 @@ int main(int argc, char **argv)
 		reference_form(&p);
 		bluespec_path(&p);
 		damage_tests(&p);
+		census_prog(&p, &cs);
 		prog_free(&p);
 	}
+	census_report(&cs, names == default_programs);
 	return tap_done();
 }

@@ -116,6 +116,7 @@ struct nt_decoder {
 	uint64_t err_pc;
 	bool end_ok;			/* the walk ended as the message said */
 	bool ecall;			/* ... at an ecall counted as retired */
+	bool end_inferred;		/* ... at a jump whose target it inferred */
 	bool next_known;
 };
 
@@ -695,6 +696,7 @@ static int walk(struct nt_decoder *d, struct src_dec *s, uint64_t rem,
 
 	d->end_ok = false;
 	d->ecall = false;
+	d->end_inferred = false;
 	d->next_known = true;
 	for (;;) {
 		const struct block *b;
@@ -762,6 +764,7 @@ static int walk(struct nt_decoder *d, struct src_dec *s, uint64_t rem,
 			ecall_counted(d, s, b, &ev, end);
 			return 0;
 		}
+		d->end_inferred = rem == 0 && (ev.flags & NT_EVF_INFERRED);
 		d->st.insns += ev.ninsn;
 		d->st.halfwords += need;
 		if (ev.flags & NT_EVF_TAKEN)
@@ -824,6 +827,26 @@ static void trap_event(struct nt_decoder *d, struct src_dec *s,
 }
 
 /*
+ * The trap a message reports once its walk is done. An encoder sends
+ * nothing for a return or sequential jump it infers (sections "Implicit
+ * Return Optimization" and "Sequential Jump Optimization"), so the
+ * I-CNT of a trap message may end with one: the trap was taken at its
+ * target. But that target is not where the trap goes: no handler
+ * starts at a return address, and a handler reached by a jump traps to
+ * itself. A trap to that very address is the jump's own message,
+ * B-TYPE 0, with its B-TYPE damaged ("Common Fields", B-TYPE).
+ */
+static int walked_to_trap(struct nt_decoder *d, struct src_dec *s,
+			  unsigned int btype, uint64_t handler)
+{
+	if (d->end_inferred && s->pc == handler)
+		return fail(d, "trap to where the inferred jump before it went",
+			    s->pc);
+	trap_event(d, s, btype, handler);
+	return 0;
+}
+
+/*
  * The I-CNT still to walk for a message carrying icnt, after the
  * ResourceFull I-CNT and the HIST walks before it.
  */
@@ -858,11 +881,9 @@ static int branch_msg(struct nt_decoder *d, struct src_dec *s,
 		end = m->btype == NT_BTYPE_INDIRECT ? END_INDIRECT : END_TRAP;
 	if (walk(d, s, rem, &hs, end, m->target))
 		return -1;
-	if (end == END_TRAP || d->ecall) {
-		trap_event(d, s, end == END_TRAP ? m->btype : NT_BTYPE_EXCEPTION,
-			   m->target);
-		return 0;
-	}
+	if (end == END_TRAP || d->ecall)
+		return walked_to_trap(d, s, end == END_TRAP ? m->btype :
+				      NT_BTYPE_EXCEPTION, m->target);
 	if (!d->end_ok)
 		return fail(d, end == END_DIRECT ?
 			    "DirectBranch does not end at a taken branch" :
@@ -909,14 +930,16 @@ static int sync_msg(struct nt_decoder *d, struct src_dec *s,
 		end = END_SYNC;
 	if (walk(d, s, rem, &hs, end, m->target))
 		return -1;
-	if (end == END_TRAP || d->ecall)
-		trap_event(d, s, end == END_TRAP ? m->btype : NT_BTYPE_EXCEPTION,
-			   m->target);
-	else if (end == END_DIRECT && !d->end_ok)
+	if (end == END_TRAP || d->ecall) {
+		if (walked_to_trap(d, s, end == END_TRAP ? m->btype :
+				   NT_BTYPE_EXCEPTION, m->target))
+			return -1;
+	} else if (end == END_DIRECT && !d->end_ok) {
 		return fail(d, "DirectBranchSync does not end at a taken branch",
 			    s->pc);
-	else if (s->pc != m->target && !d->end_ok)
+	} else if (s->pc != m->target && !d->end_ok) {
 		return fail(d, "sync address differs from the decoded PC", s->pc);
+	}
 	sync_event(d, s, m);
 	return 0;
 }

@@ -81,7 +81,13 @@ struct src_dec {
 	unsigned int top, count;
 	bool last_valid;
 	struct last_branch last;
+	uint8_t trap_btypes;	/* TRAPS_*: how this source reports traps */
 };
+
+/* B-TYPE values an encoder reports traps with */
+#define TRAPS_UNKNOWN	0
+#define TRAPS_COMBINED	1	/* B-TYPE 1 */
+#define TRAPS_SPLIT	2	/* B-TYPE 2 and 3 */
 
 struct hist_src {
 	uint64_t h;
@@ -827,6 +833,26 @@ static void trap_event(struct nt_decoder *d, struct src_dec *s,
 }
 
 /*
+ * "Either 1-only or both 2 and 3 should be implemented and consistently
+ * reported" (section "Common Fields", B-TYPE): one encoder reports every
+ * trap with B-TYPE 1, or every trap with 2 or 3. A trap message of the
+ * other kind in the same source's stream has a damaged B-TYPE, itself
+ * or the one that set the kind: the next trap sets it anew.
+ */
+static int trap_btype(struct nt_decoder *d, struct src_dec *s,
+		      unsigned int btype)
+{
+	uint8_t kind = btype == NT_BTYPE_TRAP ? TRAPS_COMBINED : TRAPS_SPLIT;
+
+	if (s->trap_btypes == TRAPS_UNKNOWN)
+		s->trap_btypes = kind;
+	if (s->trap_btypes == kind)
+		return 0;
+	s->trap_btypes = TRAPS_UNKNOWN;
+	return fail(d, "B-TYPE 1 and B-TYPE 2/3 traps in one stream", s->pc);
+}
+
+/*
  * The trap a message reports once its walk is done. An encoder sends
  * nothing for a return or sequential jump it infers (sections "Implicit
  * Return Optimization" and "Sequential Jump Optimization"), so the
@@ -879,6 +905,8 @@ static int branch_msg(struct nt_decoder *d, struct src_dec *s,
 		end = END_DIRECT;
 	else
 		end = m->btype == NT_BTYPE_INDIRECT ? END_INDIRECT : END_TRAP;
+	if (end == END_TRAP && trap_btype(d, s, m->btype))
+		return -1;
 	if (walk(d, s, rem, &hs, end, m->target))
 		return -1;
 	if (end == END_TRAP || d->ecall)
@@ -928,6 +956,8 @@ static int sync_msg(struct nt_decoder *d, struct src_dec *s,
 		end = END_TRAP;
 	else
 		end = END_SYNC;
+	if (end == END_TRAP && trap_btype(d, s, m->btype))
+		return -1;
 	if (walk(d, s, rem, &hs, end, m->target))
 		return -1;
 	if (end == END_TRAP || d->ecall) {

@@ -82,6 +82,9 @@ struct src_dec {
 	bool last_valid;
 	struct last_branch last;
 	uint8_t trap_btypes;	/* TRAPS_*: how this source reports traps */
+	bool own_known;		/* an Ownership message gave priv */
+	bool priv_may_change;	/* the last message: a trap, xRET or sync */
+	bool want_scontext;	/* an hcontext Ownership wants its scontext */
 };
 
 /* B-TYPE values an encoder reports traps with */
@@ -608,6 +611,8 @@ static int terminator(struct nt_decoder *d, struct src_dec *s,
 		} else {
 			ev->to = target;
 		}
+		if (t->iclass == NT_IC_TRAP_RETURN)
+			s->priv_may_change = true;
 		d->end_ok = true;
 		return 0;
 	}
@@ -830,6 +835,7 @@ static void trap_event(struct nt_decoder *d, struct src_dec *s,
 	d->st.transfers++;
 	d->fn(d->ctx, &ev);
 	s->pc = handler;
+	s->priv_may_change = true;
 }
 
 /*
@@ -928,6 +934,7 @@ static void sync_event(struct nt_decoder *d, struct src_dec *s,
 	reset_state(s);
 	s->synced = true;
 	s->pc = m->target;
+	s->priv_may_change = true;
 	event_init(d, &ev, NT_EV_SYNC, s);
 	ev.sync = m->sync;
 	ev.to = m->target;
@@ -1029,13 +1036,34 @@ static int resource_full(struct nt_decoder *d, struct src_dec *s,
 	return walk(d, s, UNBOUNDED, &hs, END_NONE, 0);
 }
 
-static void ownership_msg(struct nt_decoder *d, struct src_dec *s,
-			  const struct nt_msg *m)
+/*
+ * Section "Ownership Message": FORMAT 01 is reserved, and so is every
+ * {V, PRV} but U, S, M, VU and VS. The privilege level changes only at
+ * a trap or a trap return (the Privileged ISA), and the encoder reports
+ * the change right after the message of that trap or return, or after
+ * a sync; one anywhere else is a message damaged into an Ownership.
+ * An hcontext message comes with the scontext message after it.
+ */
+#define VALID_OWN_PRIVS	0x3bu
+
+static int ownership_msg(struct nt_decoder *d, struct src_dec *s,
+			 const struct nt_msg *m)
 {
 	struct nt_event ev;
 	unsigned int fmt = m->process & 3;
+	uint8_t priv = (m->process >> 2) & 7;
 
-	s->priv = (m->process >> 2) & 7;
+	if (fmt == 1)
+		return fail(d, "Ownership with a reserved FORMAT", s->pc);
+	if (!((VALID_OWN_PRIVS >> priv) & 1))
+		return fail(d, "Ownership with a reserved privilege level", s->pc);
+	if (s->synced && !s->priv_may_change &&
+	    (fmt == NT_OWN_PRIV || (s->own_known && priv != s->priv)))
+		return fail(d, "privilege change without a trap, trap return "
+			    "or sync", s->pc);
+	s->priv = priv;
+	s->own_known = true;
+	s->want_scontext = fmt == NT_OWN_HCONTEXT;
 	if (fmt == NT_OWN_SCONTEXT) {
 		s->ctx = m->process >> 5;
 		select_images(d, s);
@@ -1043,6 +1071,7 @@ static void ownership_msg(struct nt_decoder *d, struct src_dec *s,
 	event_init(d, &ev, NT_EV_OWNERSHIP, s);
 	ev.sync = (uint8_t)fmt;
 	d->fn(d->ctx, &ev);
+	return 0;
 }
 
 static void decode_msg(struct nt_decoder *d, const struct nt_msg *m)
@@ -1096,20 +1125,31 @@ static void decode_msg(struct nt_decoder *d, const struct nt_msg *m)
 	}
 	if (m->fields & NT_F_TSTAMP)
 		d->st.last_time = m->time;
-	if (m->tcode == NT_TCODE_OWNERSHIP) {
-		ownership_msg(d, s, m);
-		return;
-	}
 	if (m->tcode == NT_TCODE_ERROR) {
+		s->want_scontext = false;
 		gap(d, s, "trace lost (Error message)", m->offset);
 		return;
 	}
-	if (!s->synced && !nt_tcode_is_sync(m->tcode)) {
+	if (s->want_scontext && (m->tcode != NT_TCODE_OWNERSHIP ||
+				 (m->process & 3) != NT_OWN_SCONTEXT)) {
+		/* the scontext, or the hcontext before, was damaged */
+		s->want_scontext = false;
+		d->st.errors++;
+		gap(d, s, "hcontext Ownership without its scontext", m->offset);
+	}
+	if (!s->synced && m->tcode != NT_TCODE_OWNERSHIP &&
+	    !nt_tcode_is_sync(m->tcode)) {
 		d->st.skipped_msgs++;
 		return;
 	}
+	/* a trap, trap return or sync may change the privilege next */
+	if (m->tcode != NT_TCODE_OWNERSHIP)
+		s->priv_may_change = false;
 
 	switch (m->tcode) {
+	case NT_TCODE_OWNERSHIP:
+		r = ownership_msg(d, s, m);
+		break;
 	case NT_TCODE_DIRECT_BRANCH:
 	case NT_TCODE_INDIRECT_BRANCH:
 	case NT_TCODE_INDIRECT_BRANCH_HIST: {

@@ -15,7 +15,7 @@
 enum {
 	OPT_ELF = OPT_FIRST_PRIVATE, OPT_RAW, OPT_FORMAT, OPT_SRC,
 	OPT_DEPTH, OPT_PERIOD, OPT_PERIOD_BRANCHES, OPT_STATS, OPT_ALL_JUMPS,
-	OPT_MODE, OPT_RV32, OPT_IR_DEPTH, OPT_NO_PROGRESS,
+	OPT_MODE, OPT_RV32, OPT_IR_DEPTH, OPT_NO_PROGRESS, OPT_IMAGES_COMPLETE,
 };
 
 static const char decode_help[] =
@@ -29,6 +29,8 @@ static const char decode_help[] =
 	"\n"
 	"  --elf PROG[@BIAS]    program image (executable segments, moved by BIAS)\n"
 	"  --raw FILE@ADDR      raw code image loaded at ADDR\n"
+	"  --images-complete    the images hold all code traced: an address\n"
+	"                       outside them is damage\n"
 	"  --format F           pcs: one executed PC per line (0x...)\n"
 	"                       branches: one control transfer per line\n"
 	"                       brstack: perf script -F ip,brstack samples\n"
@@ -96,6 +98,7 @@ int cmd_decode(int argc, char **argv)
 		{ "ir-depth", required_argument, NULL, OPT_IR_DEPTH },
 		{ "rv32", no_argument, NULL, OPT_RV32 },
 		{ "no-progress", no_argument, NULL, OPT_NO_PROGRESS },
+		{ "images-complete", no_argument, NULL, OPT_IMAGES_COMPLETE },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -187,6 +190,9 @@ int cmd_decode(int argc, char **argv)
 			break;
 		case OPT_NO_PROGRESS:
 			progress = false;
+			break;
+		case OPT_IMAGES_COMPLETE:
+			cfg.images_complete = true;
 			break;
 		case 'h':
 			fputs(decode_help, stdout);

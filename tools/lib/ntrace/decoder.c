@@ -1076,6 +1076,7 @@ static int ownership_msg(struct nt_decoder *d, struct src_dec *s,
 
 static void decode_msg(struct nt_decoder *d, const struct nt_msg *m)
 {
+	const uint8_t *code;
 	struct src_dec *s;
 	int r = 0;
 
@@ -1197,8 +1198,16 @@ static void decode_msg(struct nt_decoder *d, const struct nt_msg *m)
 		d->st.errors++;
 		gap(d, s, d->err, m->offset);
 		/* a sync that failed its consistency check still resyncs */
-		if (nt_tcode_is_sync(m->tcode))
-			sync_event(d, s, m);
+		if (!nt_tcode_is_sync(m->tcode))
+			return;
+		sync_event(d, s, m);
+	}
+	/* the address the message gave, where decoding goes on */
+	if (d->cfg.images_complete && s->synced &&
+	    (m->fields & (NT_F_FADDR | NT_F_UADDR)) &&
+	    !bytes_at(d, s, s->pc, &code)) {
+		d->st.errors++;
+		gap(d, s, "address outside every program image", m->offset);
 	}
 }
 

@@ -173,6 +173,19 @@ status 1 "$nt" decode --elf "$progs/rle" "$tmp/rb.nt" --format pcs -o /dev/null
 grep -q '^ntrace decode: byte 0x12c: reserved MSEO' "$tmp/err"
 ok $? "decode names the damaged byte offset"
 
+# A sync to 0x8000, where rle has no code, then the end: damage only if
+# the images are complete
+printf '\x24\x15\x00\x00\x13\x84\x10\x03' >"$tmp/out.nt"
+status 0 "$nt" decode --elf "$progs/rle" "$tmp/out.nt" --format pcs -o /dev/null
+ok $? "an address outside the images, nothing walked there: exit 0"
+status 1 "$nt" decode --elf "$progs/rle" --images-complete "$tmp/out.nt" \
+	--format pcs -o /dev/null
+grep -q '^ntrace decode: byte 0x0: address outside every program image$' "$tmp/err"
+ok $? "decode --images-complete reports it at its message"
+status 0 "$nt" decode --elf "$progs/rle" --images-complete "$tmp/r.nt" \
+	--format pcs -o "$tmp/r2.pcs"
+cmp -s "$tmp/r.pcs" "$tmp/r2.pcs"; ok $? "decode --images-complete of rle: the same PCs"
+
 # Reproducers from the fuzzing campaign (issue 16): each one failed before.
 : >"$tmp/empty.nt"
 status 0 "$nt" decode --elf "$progs/rle" "$tmp/empty.nt" --format bluespec \

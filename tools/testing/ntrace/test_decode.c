@@ -120,6 +120,7 @@ static void run_decoder(const struct nt_encoder_cfg *ecfg,
 	cfg.stream = ecfg->stream;
 	cfg.all_jumps = ecfg->all_jumps;
 	cfg.mode = ecfg->mode;
+	cfg.images_complete = true;
 	d = nt_decoder_new(&cfg, fn, ctx, &err);
 	if (!d)
 		return;
@@ -1322,6 +1323,64 @@ static void ownership_encoded(void)
 	nt_image_free(img);
 }
 
+/*
+ * A return to 0x8000, where no image has code, then the end of the
+ * trace or one more instruction: the decoder reports it at the return's
+ * message when told its images are complete; otherwise only a walk
+ * from there is an error, at the message that needs it.
+ */
+static void address_outside_images(void)
+{
+	struct nt_stream_cfg cfg = { .xlen = 64 };
+	struct nt_image *img = call_ret_image();
+	struct nt_decoder_cfg dc;
+	uint8_t buf[64];
+	size_t len, at, next;
+	int complete, walk;
+
+	for (walk = 0; walk < 2; walk++) {
+		len = msg(&cfg, buf, 0, (struct nt_msg){
+			.tcode = NT_TCODE_PROG_TRACE_SYNC, .sync = 5,
+			.addr_field = 0x200 >> 1 });
+		at = len;
+		len = msg(&cfg, buf, len, (struct nt_msg){
+			.tcode = NT_TCODE_INDIRECT_BRANCH, .icnt = 2,
+			.addr_field = (0x200 ^ 0x8000) >> 1 });
+		next = len;
+		len = msg(&cfg, buf, len, (struct nt_msg){
+			.tcode = NT_TCODE_PROG_TRACE_CORRELATION,
+			.icnt = walk ? 2 : 0 });
+		for (complete = 0; complete < 2; complete++) {
+			struct collect c = { 0 };
+			const char *err = NULL;
+			struct nt_decoder *d;
+
+			nt_decoder_cfg_default(&dc);
+			dc.images_complete = complete;
+			d = nt_decoder_new(&dc, on_event, &c, &err);
+			nt_decoder_add_image(d, img, true, 0);
+			nt_decoder_feed(d, buf, len);
+			nt_decoder_finish(d);
+			if (complete)
+				tap_ok(c.gaps == 1 && c.first_gap_offset == at,
+				       "images complete, a return outside them%s:"
+				       " a gap at its message", walk ?
+				       ", then a walk" : "");
+			else if (walk)
+				tap_ok(c.gaps == 1 && c.first_gap_offset == next,
+				       "a return outside the images, then a "
+				       "walk: a gap at the walk's message");
+			else
+				tap_ok(!c.gaps && c.n == 1,
+				       "a return outside the images, then the "
+				       "end: no gap (maybe code not given)");
+			nt_decoder_free(d);
+			collect_free(&c);
+		}
+	}
+	nt_image_free(img);
+}
+
 int main(int argc, char **argv)
 {
 	const char *const *names = default_programs;
@@ -1338,6 +1397,7 @@ int main(int argc, char **argv)
 	trap_btypes_mixed();
 	ownership_checks();
 	ownership_encoded();
+	address_outside_images();
 	if (argc < 2) {
 		fprintf(stderr, "usage: test_decode DIR [NAME...]\n");
 		return tap_done();

@@ -1324,6 +1324,62 @@ static void ownership_encoded(void)
 }
 
 /*
+ * Section "IndirectBranch Message": the last instruction its I-CNT
+ * covers is an indirect jump, call or return (or a trap follows it).
+ * Damage that ends it at a direct jump, a conditional branch or any
+ * other instruction is a gap; the message that ends at the return
+ * decodes.
+ */
+static void indirect_must_end_indirect(void)
+{
+	static const struct {
+		const char *what;
+		uint64_t from, icnt, hist;	/* hist 0: IndirectBranch */
+		bool ok;
+	} cases[] = {
+		{ "at a direct call", 0x100, 2, 0, false },
+		{ "at an addi", 0x104, 2, 0, false },
+		{ "at a taken branch, with its HIST bit", 0x1000, 4, 0x3, false },
+		{ "at a return after a not-taken branch", 0x1000, 6, 0x2, true },
+	};
+	struct nt_stream_cfg cfg = { .xlen = 64 };
+	struct nt_image *img = call_ret_image();
+	struct nt_image *loop = loop_image();
+	struct nt_encoder_cfg ecfg;
+	struct collect c;
+	uint8_t buf[64];
+	size_t i, len, at;
+
+	hand_built_cfg(&ecfg, &cfg);
+	for (i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		len = msg(&cfg, buf, 0, (struct nt_msg){
+			.tcode = NT_TCODE_PROG_TRACE_SYNC, .sync = 5,
+			.addr_field = cases[i].from >> 1 });
+		at = len;
+		len = msg(&cfg, buf, len, (struct nt_msg){
+			.tcode = cases[i].hist ? NT_TCODE_INDIRECT_BRANCH_HIST :
+						 NT_TCODE_INDIRECT_BRANCH,
+			.icnt = cases[i].icnt, .hist = cases[i].hist,
+			.addr_field = (cases[i].from ^ 0x2000) >> 1 });
+		len = msg(&cfg, buf, len, (struct nt_msg){
+			.tcode = NT_TCODE_PROG_TRACE_CORRELATION, .icnt = 2 });
+		decode(&ecfg, cases[i].from < 0x1000 ? img : loop, buf, len, 0,
+		       &c);
+		if (cases[i].ok)
+			tap_ok(!c.gaps && c.n == 4 && c.pcs[3] == 0x2000,
+			       "an indirect message ending %s: decoded",
+			       cases[i].what);
+		else
+			tap_ok(c.gaps == 1 && c.first_gap_offset == at,
+			       "an indirect message ending %s: a gap at byte %zu",
+			       cases[i].what, at);
+		collect_free(&c);
+	}
+	nt_image_free(loop);
+	nt_image_free(img);
+}
+
+/*
  * A return to 0x8000, where no image has code, then the end of the
  * trace or one more instruction: the decoder reports it at the return's
  * message when told its images are complete; otherwise only a walk
@@ -1398,6 +1454,7 @@ int main(int argc, char **argv)
 	ownership_checks();
 	ownership_encoded();
 	address_outside_images();
+	indirect_must_end_indirect();
 	if (argc < 2) {
 		fprintf(stderr, "usage: test_decode DIR [NAME...]\n");
 		return tap_done();

@@ -53,8 +53,6 @@ static const char decode_help[] =
 
 /* Gaps reported one by one; the rest are counted. */
 #define MAX_GAPS_SHOWN 20
-/* Bytes of trace read and fed at a time. */
-#define DECODE_CHUNK (1u << 20)
 
 /* Errors go to stderr as they happen, the events to the writer. */
 struct sink {
@@ -220,7 +218,7 @@ int cmd_decode(int argc, char **argv)
 	 * with a chunk when it returns.
 	 */
 	in = open_input(argv[optind], &size);
-	chunk = malloc(DECODE_CHUNK);
+	chunk = malloc(INPUT_CHUNK);
 	if (!chunk)
 		die_data("out of memory");
 	out = open_output(out_path);
@@ -231,7 +229,7 @@ int cmd_decode(int argc, char **argv)
 	nt_decoder_add_image(d, img, true, 0);
 
 	t0 = last_shown = now();
-	while ((n = fread(chunk, 1, DECODE_CHUNK, in)) > 0) {
+	while ((n = fread(chunk, 1, INPUT_CHUNK, in)) > 0) {
 		nt_decoder_feed(d, chunk, n);
 		pos += n;
 		if (progress && now() - last_shown > 0.5) {

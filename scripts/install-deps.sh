@@ -16,6 +16,7 @@ pkgs=(
 	qemu-user
 	libglib2.0-dev
 	device-tree-compiler
+	time
 )
 
 missing=()

@@ -39,6 +39,12 @@ void die_data(const char *fmt, ...);
 __attribute__((noreturn))
 void die_bad_option(char **argv);
 uint64_t parse_u64(const char *what, const char *s, uint64_t max);
+/*
+ * Bytes of trace read and handed over at a time: perf's AUX data comes
+ * in pieces too, and memory does not grow with the trace.
+ */
+#define INPUT_CHUNK (1u << 20)
+
 /* "-" is stdin; *size is the file's size, 0 when it is not a file. */
 FILE *open_input(const char *path, uint64_t *size);
 void *read_whole_file(const char *path, size_t *len);

@@ -15,7 +15,7 @@
 enum {
 	OPT_ELF = OPT_FIRST_PRIVATE, OPT_RAW, OPT_FORMAT, OPT_SRC,
 	OPT_DEPTH, OPT_PERIOD, OPT_PERIOD_BRANCHES, OPT_STATS, OPT_ALL_JUMPS,
-	OPT_MODE, OPT_RV32, OPT_IR_DEPTH, OPT_NO_PROGRESS,
+	OPT_MODE, OPT_RV32, OPT_IR_DEPTH, OPT_NO_PROGRESS, OPT_IMAGES_COMPLETE,
 };
 
 static const char decode_help[] =
@@ -29,6 +29,8 @@ static const char decode_help[] =
 	"\n"
 	"  --elf PROG[@BIAS]    program image (executable segments, moved by BIAS)\n"
 	"  --raw FILE@ADDR      raw code image loaded at ADDR\n"
+	"  --images-complete    the images hold all code traced: an address\n"
+	"                       outside them is damage\n"
 	"  --format F           pcs: one executed PC per line (0x...)\n"
 	"                       branches: one control transfer per line\n"
 	"                       brstack: perf script -F ip,brstack samples\n"
@@ -51,8 +53,6 @@ static const char decode_help[] =
 
 /* Gaps reported one by one; the rest are counted. */
 #define MAX_GAPS_SHOWN 20
-/* Bytes of trace read and fed at a time. */
-#define DECODE_CHUNK (1u << 20)
 
 /* Errors go to stderr as they happen, the events to the writer. */
 struct sink {
@@ -96,6 +96,7 @@ int cmd_decode(int argc, char **argv)
 		{ "ir-depth", required_argument, NULL, OPT_IR_DEPTH },
 		{ "rv32", no_argument, NULL, OPT_RV32 },
 		{ "no-progress", no_argument, NULL, OPT_NO_PROGRESS },
+		{ "images-complete", no_argument, NULL, OPT_IMAGES_COMPLETE },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -188,6 +189,9 @@ int cmd_decode(int argc, char **argv)
 		case OPT_NO_PROGRESS:
 			progress = false;
 			break;
+		case OPT_IMAGES_COMPLETE:
+			cfg.images_complete = true;
+			break;
 		case 'h':
 			fputs(decode_help, stdout);
 			nt_image_free(img);
@@ -214,7 +218,7 @@ int cmd_decode(int argc, char **argv)
 	 * with a chunk when it returns.
 	 */
 	in = open_input(argv[optind], &size);
-	chunk = malloc(DECODE_CHUNK);
+	chunk = malloc(INPUT_CHUNK);
 	if (!chunk)
 		die_data("out of memory");
 	out = open_output(out_path);
@@ -225,7 +229,7 @@ int cmd_decode(int argc, char **argv)
 	nt_decoder_add_image(d, img, true, 0);
 
 	t0 = last_shown = now();
-	while ((n = fread(chunk, 1, DECODE_CHUNK, in)) > 0) {
+	while ((n = fread(chunk, 1, INPUT_CHUNK, in)) > 0) {
 		nt_decoder_feed(d, chunk, n);
 		pos += n;
 		if (progress && now() - last_shown > 0.5) {

@@ -71,6 +71,81 @@ static void print_stats(FILE *f, const struct trace_stats *s, uint64_t insns)
 			8.0 * (double)s->stream_bytes / (double)insns, insns);
 }
 
+/*
+ * Where --bytes finds a message's bytes: the chunk being read, or the
+ * bytes just before it, kept from the chunks before (a message may start
+ * in one and end in the next). The reader returns no message longer
+ * than NT_MAX_VENDOR_MSG_BYTES, so that many are enough.
+ */
+struct recent {
+	uint8_t tail[NT_MAX_VENDOR_MSG_BYTES];
+	size_t ntail;		/* bytes in tail, the last before the chunk */
+	const uint8_t *chunk;
+	size_t len;
+	uint64_t base;		/* stream offset of chunk[0] */
+};
+
+/* The byte at stream offset off, or -1 if it is no longer at hand. */
+static int recent_byte(const struct recent *b, uint64_t off)
+{
+	if (off >= b->base)
+		return b->chunk[off - b->base];
+	if (b->base - off > b->ntail)
+		return -1;
+	return b->tail[b->ntail - (b->base - off)];
+}
+
+/* The reader is done with the chunk: keep its last bytes. */
+static void recent_advance(struct recent *b)
+{
+	size_t keep = sizeof(b->tail), old;
+
+	if (b->len >= keep) {
+		memcpy(b->tail, b->chunk + b->len - keep, keep);
+		b->ntail = keep;
+	} else {
+		old = b->ntail + b->len > keep ? keep - b->len : b->ntail;
+		memmove(b->tail, b->tail + b->ntail - old, old);
+		memcpy(b->tail + old, b->chunk, b->len);
+		b->ntail = old + b->len;
+	}
+	b->base += b->len;
+	b->len = 0;
+}
+
+/* Account for, and unless stat_cmd print, every message r has ready. */
+static void drain(struct nt_reader *r, struct trace_stats *st, bool stat_cmd,
+		  bool show_bytes, const struct recent *rb)
+{
+	char line[1024];
+	struct nt_msg m;
+
+	while (nt_reader_next(r, &m)) {
+		account(st, &m);
+		if (stat_cmd)
+			continue;
+		nt_msg_format(&m, line, sizeof(line));
+		printf("%08" PRIx64 " %3u  %s", m.offset, m.size, line);
+		if (show_bytes && !(m.err && m.err != NT_ERR_UNKNOWN_TCODE)) {
+			uint32_t k;
+
+			fputs("  [", stdout);
+			for (k = 0; k < m.size; k++) {
+				int c = recent_byte(rb, m.offset + k);
+
+				if (k)
+					putchar(' ');
+				if (c < 0)
+					fputs("??", stdout);
+				else
+					printf("%02x", c);
+			}
+			fputs("]", stdout);
+		}
+		putchar('\n');
+	}
+}
+
 enum { OPT_STATS = OPT_FIRST_PRIVATE, OPT_BYTES, OPT_INSNS, OPT_CHUNK };
 
 static int run(int argc, char **argv, bool stat_cmd)
@@ -87,12 +162,12 @@ static int run(int argc, char **argv, bool stat_cmd)
 	struct nt_stream_cfg cfg = { .xlen = 64 };
 	struct trace_stats st = { 0 };
 	bool stats = stat_cmd, show_bytes = false;
-	uint64_t insns = 0;
-	size_t len, chunk = 0, pos = 0;
+	uint64_t insns = 0, size;
+	size_t n, chunk = 0;
+	struct recent rb = { .ntail = 0 };
 	struct nt_reader *r;
-	struct nt_msg m;
-	uint8_t *data;
-	char line[1024];
+	uint8_t *buf;
+	FILE *in;
 	int opt;
 
 	while ((opt = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
@@ -119,7 +194,7 @@ static int run(int argc, char **argv, bool stat_cmd)
 			       "  --stats              counts per TCODE, bytes, errors%s\n"
 			       "  --bytes              show each message's raw bytes\n"
 			       "  --insns N            instructions traced, for bits/instruction\n"
-			       "  --chunk N            feed the reader N bytes at a time\n",
+			       "  --chunk N            read and feed N bytes at a time (default 1 MiB)\n",
 			       stat_cmd ? "stat" : "dump",
 			       stat_cmd ? "Message statistics of an N-Trace stream.\n\n" :
 			       "Print every message with its byte offset.\n\n",
@@ -131,43 +206,35 @@ static int run(int argc, char **argv, bool stat_cmd)
 	}
 	if (optind + 1 != argc)
 		die_usage("expected exactly one TRACE file");
-	data = read_whole_file(argv[optind], &len);
-	st.stream_bytes = len;
+	/* read as decode reads: memory does not grow with the trace */
+	in = open_input(argv[optind], &size);
 	r = nt_reader_new(&cfg);
 	if (!r)
 		die_usage("bad stream configuration");
-
-	/* chunked feeding exercises the same path AUX data takes */
-	do {
-		size_t n = chunk && chunk < len - pos ? chunk : len - pos;
-
-		nt_reader_feed(r, data + pos, n);
-		pos += n;
-		if (pos == len)
-			nt_reader_finish(r);
-		while (nt_reader_next(r, &m)) {
-			account(&st, &m);
-			if (stat_cmd)
-				continue;
-			nt_msg_format(&m, line, sizeof(line));
-			printf("%08" PRIx64 " %3u  %s", m.offset, m.size, line);
-			if (show_bytes && !(m.err && m.err != NT_ERR_UNKNOWN_TCODE)) {
-				uint32_t k;
-
-				fputs("  [", stdout);
-				for (k = 0; k < m.size; k++)
-					printf("%s%02x", k ? " " : "",
-					       data[m.offset + k]);
-				fputs("]", stdout);
-			}
-			putchar('\n');
-		}
-	} while (pos < len);
+	if (!chunk)
+		chunk = INPUT_CHUNK;
+	buf = malloc(chunk);
+	if (!buf)
+		die_data("out of memory");
+	while ((n = fread(buf, 1, chunk, in)) > 0) {
+		st.stream_bytes += n;
+		rb.chunk = buf;
+		rb.len = n;
+		nt_reader_feed(r, buf, n);
+		drain(r, &st, stat_cmd, show_bytes, &rb);
+		recent_advance(&rb);
+	}
+	if (ferror(in))
+		die_data("%s: read error", argv[optind]);
+	if (in != stdin)
+		fclose(in);
+	nt_reader_finish(r);
+	drain(r, &st, stat_cmd, show_bytes, &rb);
 	nt_reader_free(r);
+	free(buf);
 
 	if (stats)
 		print_stats(stdout, &st, insns);
-	free(data);
 	close_output(stdout, NULL);
 	for (opt = 1; opt < NT_ERR__COUNT; opt++)
 		if (opt != NT_ERR_UNKNOWN_TCODE && st.errors[opt])

@@ -81,7 +81,16 @@ struct src_dec {
 	unsigned int top, count;
 	bool last_valid;
 	struct last_branch last;
+	uint8_t trap_btypes;	/* TRAPS_*: how this source reports traps */
+	bool own_known;		/* an Ownership message gave priv */
+	bool priv_may_change;	/* the last message: a trap, xRET or sync */
+	bool want_scontext;	/* an hcontext Ownership wants its scontext */
 };
+
+/* B-TYPE values an encoder reports traps with */
+#define TRAPS_UNKNOWN	0
+#define TRAPS_COMBINED	1	/* B-TYPE 1 */
+#define TRAPS_SPLIT	2	/* B-TYPE 2 and 3 */
 
 struct hist_src {
 	uint64_t h;
@@ -116,6 +125,7 @@ struct nt_decoder {
 	uint64_t err_pc;
 	bool end_ok;			/* the walk ended as the message said */
 	bool ecall;			/* ... at an ecall counted as retired */
+	bool end_inferred;		/* ... at a jump whose target it inferred */
 	bool next_known;
 };
 
@@ -601,6 +611,8 @@ static int terminator(struct nt_decoder *d, struct src_dec *s,
 		} else {
 			ev->to = target;
 		}
+		if (t->iclass == NT_IC_TRAP_RETURN)
+			s->priv_may_change = true;
 		d->end_ok = true;
 		return 0;
 	}
@@ -695,6 +707,7 @@ static int walk(struct nt_decoder *d, struct src_dec *s, uint64_t rem,
 
 	d->end_ok = false;
 	d->ecall = false;
+	d->end_inferred = false;
 	d->next_known = true;
 	for (;;) {
 		const struct block *b;
@@ -762,6 +775,7 @@ static int walk(struct nt_decoder *d, struct src_dec *s, uint64_t rem,
 			ecall_counted(d, s, b, &ev, end);
 			return 0;
 		}
+		d->end_inferred = rem == 0 && (ev.flags & NT_EVF_INFERRED);
 		d->st.insns += ev.ninsn;
 		d->st.halfwords += need;
 		if (ev.flags & NT_EVF_TAKEN)
@@ -821,6 +835,47 @@ static void trap_event(struct nt_decoder *d, struct src_dec *s,
 	d->st.transfers++;
 	d->fn(d->ctx, &ev);
 	s->pc = handler;
+	s->priv_may_change = true;
+}
+
+/*
+ * "Either 1-only or both 2 and 3 should be implemented and consistently
+ * reported" (section "Common Fields", B-TYPE): one encoder reports every
+ * trap with B-TYPE 1, or every trap with 2 or 3. A trap message of the
+ * other kind in the same source's stream has a damaged B-TYPE, itself
+ * or the one that set the kind: the next trap sets it anew.
+ */
+static int trap_btype(struct nt_decoder *d, struct src_dec *s,
+		      unsigned int btype)
+{
+	uint8_t kind = btype == NT_BTYPE_TRAP ? TRAPS_COMBINED : TRAPS_SPLIT;
+
+	if (s->trap_btypes == TRAPS_UNKNOWN)
+		s->trap_btypes = kind;
+	if (s->trap_btypes == kind)
+		return 0;
+	s->trap_btypes = TRAPS_UNKNOWN;
+	return fail(d, "B-TYPE 1 and B-TYPE 2/3 traps in one stream", s->pc);
+}
+
+/*
+ * The trap a message reports once its walk is done. An encoder sends
+ * nothing for a return or sequential jump it infers (sections "Implicit
+ * Return Optimization" and "Sequential Jump Optimization"), so the
+ * I-CNT of a trap message may end with one: the trap was taken at its
+ * target. But that target is not where the trap goes: no handler
+ * starts at a return address, and a handler reached by a jump traps to
+ * itself. A trap to that very address is the jump's own message,
+ * B-TYPE 0, with its B-TYPE damaged ("Common Fields", B-TYPE).
+ */
+static int walked_to_trap(struct nt_decoder *d, struct src_dec *s,
+			  unsigned int btype, uint64_t handler)
+{
+	if (d->end_inferred && s->pc == handler)
+		return fail(d, "trap to where the inferred jump before it went",
+			    s->pc);
+	trap_event(d, s, btype, handler);
+	return 0;
 }
 
 /*
@@ -856,13 +911,13 @@ static int branch_msg(struct nt_decoder *d, struct src_dec *s,
 		end = END_DIRECT;
 	else
 		end = m->btype == NT_BTYPE_INDIRECT ? END_INDIRECT : END_TRAP;
+	if (end == END_TRAP && trap_btype(d, s, m->btype))
+		return -1;
 	if (walk(d, s, rem, &hs, end, m->target))
 		return -1;
-	if (end == END_TRAP || d->ecall) {
-		trap_event(d, s, end == END_TRAP ? m->btype : NT_BTYPE_EXCEPTION,
-			   m->target);
-		return 0;
-	}
+	if (end == END_TRAP || d->ecall)
+		return walked_to_trap(d, s, end == END_TRAP ? m->btype :
+				      NT_BTYPE_EXCEPTION, m->target);
 	if (!d->end_ok)
 		return fail(d, end == END_DIRECT ?
 			    "DirectBranch does not end at a taken branch" :
@@ -879,6 +934,7 @@ static void sync_event(struct nt_decoder *d, struct src_dec *s,
 	reset_state(s);
 	s->synced = true;
 	s->pc = m->target;
+	s->priv_may_change = true;
 	event_init(d, &ev, NT_EV_SYNC, s);
 	ev.sync = m->sync;
 	ev.to = m->target;
@@ -907,16 +963,20 @@ static int sync_msg(struct nt_decoder *d, struct src_dec *s,
 		end = END_TRAP;
 	else
 		end = END_SYNC;
+	if (end == END_TRAP && trap_btype(d, s, m->btype))
+		return -1;
 	if (walk(d, s, rem, &hs, end, m->target))
 		return -1;
-	if (end == END_TRAP || d->ecall)
-		trap_event(d, s, end == END_TRAP ? m->btype : NT_BTYPE_EXCEPTION,
-			   m->target);
-	else if (end == END_DIRECT && !d->end_ok)
+	if (end == END_TRAP || d->ecall) {
+		if (walked_to_trap(d, s, end == END_TRAP ? m->btype :
+				   NT_BTYPE_EXCEPTION, m->target))
+			return -1;
+	} else if (end == END_DIRECT && !d->end_ok) {
 		return fail(d, "DirectBranchSync does not end at a taken branch",
 			    s->pc);
-	else if (s->pc != m->target && !d->end_ok)
+	} else if (s->pc != m->target && !d->end_ok) {
 		return fail(d, "sync address differs from the decoded PC", s->pc);
+	}
 	sync_event(d, s, m);
 	return 0;
 }
@@ -976,13 +1036,34 @@ static int resource_full(struct nt_decoder *d, struct src_dec *s,
 	return walk(d, s, UNBOUNDED, &hs, END_NONE, 0);
 }
 
-static void ownership_msg(struct nt_decoder *d, struct src_dec *s,
-			  const struct nt_msg *m)
+/*
+ * Section "Ownership Message": FORMAT 01 is reserved, and so is every
+ * {V, PRV} but U, S, M, VU and VS. The privilege level changes only at
+ * a trap or a trap return (the Privileged ISA), and the encoder reports
+ * the change right after the message of that trap or return, or after
+ * a sync; one anywhere else is a message damaged into an Ownership.
+ * An hcontext message comes with the scontext message after it.
+ */
+#define VALID_OWN_PRIVS	0x3bu
+
+static int ownership_msg(struct nt_decoder *d, struct src_dec *s,
+			 const struct nt_msg *m)
 {
 	struct nt_event ev;
 	unsigned int fmt = m->process & 3;
+	uint8_t priv = (m->process >> 2) & 7;
 
-	s->priv = (m->process >> 2) & 7;
+	if (fmt == 1)
+		return fail(d, "Ownership with a reserved FORMAT", s->pc);
+	if (!((VALID_OWN_PRIVS >> priv) & 1))
+		return fail(d, "Ownership with a reserved privilege level", s->pc);
+	if (s->synced && !s->priv_may_change &&
+	    (fmt == NT_OWN_PRIV || (s->own_known && priv != s->priv)))
+		return fail(d, "privilege change without a trap, trap return "
+			    "or sync", s->pc);
+	s->priv = priv;
+	s->own_known = true;
+	s->want_scontext = fmt == NT_OWN_HCONTEXT;
 	if (fmt == NT_OWN_SCONTEXT) {
 		s->ctx = m->process >> 5;
 		select_images(d, s);
@@ -990,10 +1071,12 @@ static void ownership_msg(struct nt_decoder *d, struct src_dec *s,
 	event_init(d, &ev, NT_EV_OWNERSHIP, s);
 	ev.sync = (uint8_t)fmt;
 	d->fn(d->ctx, &ev);
+	return 0;
 }
 
 static void decode_msg(struct nt_decoder *d, const struct nt_msg *m)
 {
+	const uint8_t *code;
 	struct src_dec *s;
 	int r = 0;
 
@@ -1043,20 +1126,31 @@ static void decode_msg(struct nt_decoder *d, const struct nt_msg *m)
 	}
 	if (m->fields & NT_F_TSTAMP)
 		d->st.last_time = m->time;
-	if (m->tcode == NT_TCODE_OWNERSHIP) {
-		ownership_msg(d, s, m);
-		return;
-	}
 	if (m->tcode == NT_TCODE_ERROR) {
+		s->want_scontext = false;
 		gap(d, s, "trace lost (Error message)", m->offset);
 		return;
 	}
-	if (!s->synced && !nt_tcode_is_sync(m->tcode)) {
+	if (s->want_scontext && (m->tcode != NT_TCODE_OWNERSHIP ||
+				 (m->process & 3) != NT_OWN_SCONTEXT)) {
+		/* the scontext, or the hcontext before, was damaged */
+		s->want_scontext = false;
+		d->st.errors++;
+		gap(d, s, "hcontext Ownership without its scontext", m->offset);
+	}
+	if (!s->synced && m->tcode != NT_TCODE_OWNERSHIP &&
+	    !nt_tcode_is_sync(m->tcode)) {
 		d->st.skipped_msgs++;
 		return;
 	}
+	/* a trap, trap return or sync may change the privilege next */
+	if (m->tcode != NT_TCODE_OWNERSHIP)
+		s->priv_may_change = false;
 
 	switch (m->tcode) {
+	case NT_TCODE_OWNERSHIP:
+		r = ownership_msg(d, s, m);
+		break;
 	case NT_TCODE_DIRECT_BRANCH:
 	case NT_TCODE_INDIRECT_BRANCH:
 	case NT_TCODE_INDIRECT_BRANCH_HIST: {
@@ -1104,8 +1198,16 @@ static void decode_msg(struct nt_decoder *d, const struct nt_msg *m)
 		d->st.errors++;
 		gap(d, s, d->err, m->offset);
 		/* a sync that failed its consistency check still resyncs */
-		if (nt_tcode_is_sync(m->tcode))
-			sync_event(d, s, m);
+		if (!nt_tcode_is_sync(m->tcode))
+			return;
+		sync_event(d, s, m);
+	}
+	/* the address the message gave, where decoding goes on */
+	if (d->cfg.images_complete && s->synced &&
+	    (m->fields & (NT_F_FADDR | NT_F_UADDR)) &&
+	    !bytes_at(d, s, s->pc, &code)) {
+		d->st.errors++;
+		gap(d, s, "address outside every program image", m->offset);
 	}
 }
 

@@ -571,6 +571,13 @@ struct nt_decoder_cfg {
 	int src;		/* -1: every SRC; else only this one */
 	uint64_t max_repeat;	/* half-words one message may replay, 0 = 2^32 */
 	uint64_t max_icnt;	/* largest I-CNT field accepted, 0 = 2^32 */
+	/*
+	 * The images hold all the code the trace runs through: an address
+	 * a message gives outside them is damage, reported at that message.
+	 * Otherwise only a walk from there is an error (the code of a
+	 * kernel or a library may just not have been given).
+	 */
+	bool images_complete;
 };
 
 /*

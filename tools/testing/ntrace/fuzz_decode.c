@@ -5,7 +5,8 @@
  * The image is the ELF named by NTRACE_FUZZ_ELF (run-fuzz.sh passes a
  * test program, so seed traces of that program reach deep into the
  * decoder). Input: byte 0 selects the stream and decoder configuration,
- * the rest is trace bytes, fed in chunks whose sizes come from byte 1.
+ * the rest is trace bytes, fed in chunks whose sizes come from byte 1,
+ * whose top bit says whether the image is all the code there is.
  * The decoder must not crash, hang or leak, and its events must be
  * consistent: instruction runs inside the image, counts that add up.
  */
@@ -79,6 +80,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	cfg.max_repeat = 1u << 20;
 	cfg.max_icnt = 1u << 16;
 	chunk = 1 + data[1] % 64;
+	cfg.images_complete = data[1] & 128;
 
 	d = nt_decoder_new(&cfg, on_event, &c, &err);
 	if (!d)

@@ -6,7 +6,8 @@
  * encoded with every option set of the encoder model, decoded, compared
  * with the executed PCs instruction for instruction; the same through
  * the Bluespec input path. The spec's I-CNT and HIST worked examples.
- * Damage: bit flips, dropped and inserted bytes, truncation.
+ * Damage: bit flips, dropped and inserted bytes, truncation; how many
+ * single flips and dropped bytes decode without a word to wrong PCs.
  *
  * usage: test_decode DIR [NAME...]   (DIR holds NAME and NAME.pcs)
  */
@@ -34,10 +35,19 @@ struct collect {
 	bool ended_in_exception;
 	uint64_t last_exception_pc;
 	struct nt_decoder_stats st;
+	/* when set, PCs are compared with these instead of kept */
+	const uint64_t *truth;
+	size_t ntruth;
+	bool differs;
 };
 
 static void push_pc(struct collect *c, uint64_t pc)
 {
+	if (c->truth) {
+		c->differs |= c->n >= c->ntruth || c->truth[c->n] != pc;
+		c->n++;
+		return;
+	}
 	if (c->n == c->cap) {
 		c->cap = c->cap ? 2 * c->cap : 1 << 16;
 		c->pcs = realloc(c->pcs, c->cap * sizeof(*c->pcs));
@@ -95,21 +105,23 @@ static void collect_free(struct collect *c)
 	memset(c, 0, sizeof(*c));
 }
 
-static void decode(const struct nt_encoder_cfg *ecfg, const struct nt_image *img,
-		   const uint8_t *buf, size_t len, size_t chunk,
-		   struct collect *c)
+/* Decode buf with the settings ecfg encoded it with, chunk bytes a feed. */
+static void run_decoder(const struct nt_encoder_cfg *ecfg,
+			const struct nt_image *img, const uint8_t *buf,
+			size_t len, size_t chunk, nt_event_fn fn, void *ctx,
+			struct nt_decoder_stats *st)
 {
 	struct nt_decoder_cfg cfg;
 	struct nt_decoder *d;
 	const char *err = NULL;
 	size_t pos = 0;
 
-	memset(c, 0, sizeof(*c));
 	nt_decoder_cfg_default(&cfg);
 	cfg.stream = ecfg->stream;
 	cfg.all_jumps = ecfg->all_jumps;
 	cfg.mode = ecfg->mode;
-	d = nt_decoder_new(&cfg, on_event, c, &err);
+	cfg.images_complete = true;
+	d = nt_decoder_new(&cfg, fn, ctx, &err);
 	if (!d)
 		return;
 	nt_decoder_add_image(d, img, true, 0);
@@ -120,8 +132,16 @@ static void decode(const struct nt_encoder_cfg *ecfg, const struct nt_image *img
 		pos += n;
 	}
 	nt_decoder_finish(d);
-	c->st = *nt_decoder_stats(d);
+	*st = *nt_decoder_stats(d);
 	nt_decoder_free(d);
+}
+
+static void decode(const struct nt_encoder_cfg *ecfg, const struct nt_image *img,
+		   const uint8_t *buf, size_t len, size_t chunk,
+		   struct collect *c)
+{
+	memset(c, 0, sizeof(*c));
+	run_decoder(ecfg, img, buf, len, chunk, on_event, c, &c->st);
 }
 
 /*
@@ -405,6 +425,107 @@ static void damage_tests(struct prog *p)
 	free(buf);
 }
 
+/* ---- damage that decodes without a word ------------------------------ */
+
+/*
+ * What a fuzzing campaign did to valid traces: one bit flipped or one
+ * byte dropped, at fixed pseudo-random places of every program's trace
+ * under every option set, each mutant decoded in full. One that decodes
+ * without a gap to other PCs than the clean trace is silently wrong:
+ * the decoder had nothing to tell the damage by. Its own random numbers
+ * leave damage_tests()' inputs as they were.
+ */
+#define CENSUS_FLIPS	24
+#define CENSUS_DROPS	12
+/* silently wrong mutants of the default programs, measured */
+#define CENSUS_SILENT_MAX	26
+#define CENSUS_SHOWN	32
+
+struct census {
+	unsigned int mutants, silent, same;
+	char shown[CENSUS_SHOWN][160];
+};
+
+static void census_prog(const struct prog *p, struct census *cs)
+{
+	static uint64_t state = 0x9e3779b97f4a7c15ull;
+	size_t k;
+
+	for (k = 0; k < N_OPTION_SETS; k++) {
+		struct nt_encoder_cfg cfg;
+		struct collect clean;
+		uint8_t *buf, *bad;
+		size_t len;
+		unsigned int i;
+
+		nt_encoder_cfg_default(&cfg);
+		option_sets[k].apply(&cfg);
+		buf = prog_encode(p, &cfg, &len);
+		bad = malloc(len + 1);
+		if (!buf || !bad)
+			abort();
+		decode(&cfg, p->img, buf, len, 0, &clean);
+		/* a trace that does not decode cleanly has no truth to miss */
+		for (i = 0; !clean.gaps && i < CENSUS_FLIPS + CENSUS_DROPS; i++) {
+			size_t off = xorshift64(&state) % len, blen = len;
+			unsigned int bit = (unsigned int)(xorshift64(&state) % 8);
+			bool drop = i >= CENSUS_FLIPS;
+			struct collect c;
+
+			memcpy(bad, buf, len);
+			if (drop) {
+				memmove(bad + off, bad + off + 1, len - off - 1);
+				blen--;
+			} else {
+				bad[off] ^= (uint8_t)(1u << bit);
+			}
+			memset(&c, 0, sizeof(c));
+			c.truth = clean.pcs;
+			c.ntruth = clean.n;
+			run_decoder(&cfg, p->img, bad, blen, 0, on_event, &c,
+				    &c.st);
+			cs->mutants++;
+			if (c.gaps) {
+				collect_free(&c);
+				continue;
+			}
+			if (c.n == clean.n && !c.differs) {
+				cs->same++;
+			} else if (cs->silent++ < CENSUS_SHOWN) {
+				char *t = cs->shown[cs->silent - 1];
+
+				if (drop)
+					snprintf(t, sizeof(cs->shown[0]),
+						 "%s %s: byte %zu dropped",
+						 p->name, option_sets[k].name,
+						 off);
+				else
+					snprintf(t, sizeof(cs->shown[0]),
+						 "%s %s: bit %u of byte %zu",
+						 p->name, option_sets[k].name,
+						 bit, off);
+			}
+			collect_free(&c);
+		}
+		collect_free(&clean);
+		free(bad);
+		free(buf);
+	}
+}
+
+static void census_report(const struct census *cs, bool all_programs)
+{
+	unsigned int i;
+
+	if (tap_ok(!all_programs || cs->silent <= CENSUS_SILENT_MAX,
+		   "single bit flips and dropped bytes: %u mutants, %u decode "
+		   "as the clean trace, %u silently wrong (at most %u)",
+		   cs->mutants, cs->same, cs->silent, CENSUS_SILENT_MAX))
+		return;
+	for (i = 0; i < cs->silent && i < CENSUS_SHOWN; i++)
+		tap_diag("silently wrong: %s", cs->shown[i]);
+}
+
 /* ---- the spec's worked examples ------------------------------------- */
 
 static uint32_t btype(uint32_t funct3, uint32_t rs1, uint32_t rs2, int32_t off)
@@ -632,24 +753,43 @@ static size_t fold_icnt_full(const struct nt_stream_cfg *cfg,
 /* Long enough that its I-CNT needs more than 22 bits. */
 #define LOOP_TIMES	((1u << 21) + 1000)
 
+struct word {
+	uint64_t at;
+	uint32_t insn;
+};
+
+/* An image of size bytes at base, zero but for the n words w. */
+static struct nt_image *words_image(uint64_t base, size_t size,
+				   const struct word *w, size_t n)
+{
+	struct nt_image *img = nt_image_new();
+	uint8_t *mem = calloc(1, size);
+	const char *err = NULL;
+	size_t i;
+
+	if (!img || !mem)
+		abort();
+	for (i = 0; i < n; i++)
+		put32(mem, w[i].at - base, w[i].insn);
+	if (nt_image_add_mem(img, mem, size, base, &err))
+		abort();
+	free(mem);
+	return img;
+}
+
 /*
  * 0x1000: addi a0,a0,-1; bnez a0,0x1000; ret
  * 0x2000: addi a0,a0,1;  addi a0,a0,1
  */
 static struct nt_image *loop_image(void)
 {
-	static uint8_t mem[0x1010];
-	struct nt_image *img = nt_image_new();
-	const char *err = NULL;
+	const struct word w[] = {
+		{ 0x1000, 0xfff50513 }, { 0x1004, btype(1, 10, 0, -4) },
+		{ 0x1008, 0x00008067 }, { 0x2000, 0x00150513 },
+		{ 0x2004, 0x00150513 },
+	};
 
-	put32(mem, 0x000, 0xfff50513);
-	put32(mem, 0x004, btype(1, 10, 0, -4));
-	put32(mem, 0x008, 0x00008067);
-	put32(mem, 0x1000, 0x00150513);
-	put32(mem, 0x1004, 0x00150513);
-	if (!img || nt_image_add_mem(img, mem, sizeof(mem), 0x1000, &err))
-		abort();
-	return img;
+	return words_image(0x1000, 0x1010, w, sizeof(w) / sizeof(w[0]));
 }
 
 /* The loop as a reference encoder with a 32-bit I-CNT reports it. */
@@ -970,10 +1110,256 @@ static void sifive_rcode_8_9(void)
 	nt_image_free(img);
 }
 
+/* ---- damage the stream's own redundancy shows ----------------------- */
+
+/*
+ * 0x100: call 0x200; addi; ecall; addi. 0x200: ret. 0x300 (a handler):
+ * addi; sret. The call's return is inferred in every implicit-return
+ * mode.
+ */
+static struct nt_image *call_ret_image(void)
+{
+	static const struct word w[] = {
+		{ 0x100, 0x100000ef },		/* jal ra, 0x200 */
+		{ 0x104, 0x00150513 },		/* addi a0, a0, 1 */
+		{ 0x108, 0x00000073 },		/* ecall */
+		{ 0x10c, 0x00150513 },
+		{ 0x200, 0x00008067 },		/* ret */
+		{ 0x300, 0x00150513 },
+		{ 0x304, 0x10200073 },		/* sret */
+	};
+
+	return words_image(0, 0x310, w, sizeof(w) / sizeof(w[0]));
+}
+
+#define SYNC_AT(a) \
+	{ .tcode = NT_TCODE_PROG_TRACE_SYNC, .sync = 5, .addr_field = (a) >> 1 }
+/* x: the target XOR the address before it, as U-ADDR has it */
+#define IB(bt, n, x) { .tcode = NT_TCODE_INDIRECT_BRANCH, .btype = (bt), \
+		       .icnt = (n), .addr_field = (x) >> 1 }
+#define IBH(n, h, x) { .tcode = NT_TCODE_INDIRECT_BRANCH_HIST, .icnt = (n), \
+		       .hist = (h), .addr_field = (x) >> 1 }
+#define OWN(p)	{ .tcode = NT_TCODE_OWNERSHIP, .process = (p) }
+#define STOP	{ .tcode = NT_TCODE_PROG_TRACE_CORRELATION, .icnt = 2 }
+
+/*
+ * Streams damaged the way the census found, each beside the stream a
+ * real encoder sends that looks most like it. The damaged one is a gap
+ * at the message that shows it; the real one decodes to n PCs, the
+ * last of them at last.
+ */
+static const struct {
+	const char *what;
+	bool loop;		/* loop_image(), not call_ret_image() */
+	int bad;		/* the message reported, -1: none */
+	size_t n;
+	uint64_t last;
+	struct nt_msg m[6];	/* up to a TCODE 0 */
+} hand_built[] = {
+	/*
+	 * The return's own IndirectBranch with B-TYPE 0 flipped to 2: a
+	 * trap from the return address to the return address. The same
+	 * trap to a real handler is what an implicit-return encoder sends
+	 * when the instruction after the return faults.
+	 */
+	{ "B-TYPE 2 on a return's message, the trap to the return address",
+	  false, 1, 0, 0, { SYNC_AT(0x100), IB(2, 4, 0x100 ^ 0x104), STOP } },
+	{ "an inferred return, then a trap to a handler",
+	  false, -1, 4, 0x300, { SYNC_AT(0x100), IB(2, 4, 0x100 ^ 0x300),
+	  STOP } },
+	/*
+	 * Two interrupts after the addi at 0x300, to the handler at 0x300:
+	 * one encoder reports both with B-TYPE 1, or both with 3.
+	 */
+	{ "B-TYPE 1 after a B-TYPE 3 trap", false, 2, 0, 0,
+	  { SYNC_AT(0x300), IB(3, 2, 0), IB(1, 2, 0), STOP } },
+	{ "two traps with B-TYPE 1", false, -1, 3, 0x300,
+	  { SYNC_AT(0x300), IB(1, 2, 0), IB(1, 2, 0), STOP } },
+	/*
+	 * Ownership messages no encoder sends: PROCESS is {CONTEXT, V,
+	 * PRV[1:0], FORMAT[1:0]}.
+	 */
+	{ "Ownership with FORMAT 01 (reserved)", false, 1, 0, 0,
+	  { SYNC_AT(0x104), OWN(0x5) } },
+	{ "Ownership with PRV 2 (reserved)", false, 1, 0, 0,
+	  { SYNC_AT(0x104), OWN(0xa), STOP } },
+	{ "Ownership from U to M after a ResourceFull", false, 3, 0, 0,
+	  { SYNC_AT(0x104), OWN(0x2), { .tcode = NT_TCODE_RESOURCE_FULL,
+	    .rcode = NT_RCODE_ICNT, .rdata = { 2 } }, OWN(0xc), STOP } },
+	{ "Ownership from U to S after a trap", false, -1, 2, 0x300,
+	  { SYNC_AT(0x104), OWN(0x2), IB(3, 2, 0x104 ^ 0x300), OWN(0x4),
+	    STOP } },
+	{ "Ownership from S to U after an sret", false, -1, 3, 0x10c,
+	  { SYNC_AT(0x300), OWN(0x6), IB(0, 4, 0x300 ^ 0x10c), OWN(0x0),
+	    STOP } },
+	{ "hcontext Ownership, then no scontext", false, 2, 0, 0,
+	  { SYNC_AT(0x104), OWN(0x3), STOP } },
+	{ "hcontext Ownership, then its scontext", false, -1, 1, 0x104,
+	  { SYNC_AT(0x104), OWN(0x3), OWN(0x22), STOP } },
+	/*
+	 * Section "IndirectBranch Message": the last instruction its
+	 * I-CNT covers is an indirect jump, call or return (or a trap
+	 * follows it), not a direct jump, a conditional branch or any
+	 * other instruction.
+	 */
+	{ "an indirect message ending at a direct call", false, 1, 0, 0,
+	  { SYNC_AT(0x100), IB(0, 2, 0x100 ^ 0x2000), STOP } },
+	{ "an indirect message ending at an addi", false, 1, 0, 0,
+	  { SYNC_AT(0x104), IB(0, 2, 0x104 ^ 0x2000), STOP } },
+	{ "an indirect message ending at a taken branch, with its HIST bit",
+	  true, 1, 0, 0, { SYNC_AT(0x1000), IBH(4, 0x3, 0x1000 ^ 0x2000),
+	  STOP } },
+	{ "an indirect message ending at a return after a not-taken branch",
+	  true, -1, 4, 0x2000, { SYNC_AT(0x1000),
+	  IBH(6, 0x2, 0x1000 ^ 0x2000), STOP } },
+};
+
+static void hand_built_damage(void)
+{
+	struct nt_stream_cfg cfg = { .xlen = 64 };
+	struct nt_image *img = call_ret_image(), *loop = loop_image();
+	struct nt_encoder_cfg ecfg;
+	struct collect c;
+	uint8_t buf[128];
+	size_t i, k, len, at;
+
+	hand_built_cfg(&ecfg, &cfg);
+	for (i = 0; i < sizeof(hand_built) / sizeof(hand_built[0]); i++) {
+		for (k = len = at = 0; hand_built[i].m[k].tcode; k++) {
+			if ((int)k == hand_built[i].bad)
+				at = len;
+			len = msg(&cfg, buf, len, hand_built[i].m[k]);
+		}
+		decode(&ecfg, hand_built[i].loop ? loop : img, buf, len, 0, &c);
+		if (hand_built[i].bad >= 0)
+			tap_ok(c.gaps == 1 && c.first_gap_offset == at,
+			       "%s: a gap at byte %zu", hand_built[i].what, at);
+		else
+			tap_ok(!c.gaps && c.n == hand_built[i].n &&
+			       c.pcs[c.n - 1] == hand_built[i].last,
+			       "%s: decoded", hand_built[i].what);
+		collect_free(&c);
+	}
+	nt_image_free(loop);
+	nt_image_free(img);
+}
+
+
+/*
+ * The encoder model with Ownership messages on, through a system call:
+ * U-mode addi, the ecall's trap to S-mode, the handler's addi and sret,
+ * back to U-mode. Every privilege change comes after its trap or
+ * return, under every option set.
+ */
+static void ownership_encoded(void)
+{
+	static const struct nt_record recs[] = {
+		{ .addr = 0x104, .size = 4, .priv = NT_PRIV_U },
+		{ .addr = 0x108, .itype = NT_ITYPE_EXCEPTION, .priv = NT_PRIV_U },
+		{ .addr = 0x300, .size = 4, .priv = NT_PRIV_S },
+		{ .addr = 0x304, .size = 4, .itype = NT_ITYPE_TRAP_RETURN,
+		  .priv = NT_PRIV_S },
+		{ .addr = 0x10c, .size = 4, .priv = NT_PRIV_U },
+	};
+	static const uint64_t want[] = { 0x104, 0x108, 0x300, 0x304, 0x10c };
+	struct nt_image *img = call_ret_image();
+	size_t k, i, bad = 0;
+
+	for (k = 0; k < N_OPTION_SETS; k++) {
+		struct nt_encoder_cfg cfg;
+		struct nt_encoder *e;
+		const uint8_t *out;
+		const char *err = NULL;
+		struct collect c;
+		size_t len;
+
+		nt_encoder_cfg_default(&cfg);
+		option_sets[k].apply(&cfg);
+		cfg.context = true;
+		e = nt_encoder_new(&cfg, &err);
+		if (!e)
+			abort();
+		nt_encoder_start(e, NT_SYNC_TRACE_ENABLE);
+		for (i = 0; i < sizeof(recs) / sizeof(recs[0]); i++) {
+			struct nt_record r = recs[i];
+
+			r.tstamp = i + 1;
+			nt_encoder_retire(e, &r);
+		}
+		nt_encoder_stop(e, NT_EVCODE_TRACE_DISABLED, i + 1);
+		out = nt_encoder_output(e, &len);
+		decode(&cfg, img, out, len, 0, &c);
+		if (c.gaps || c.n != 5 || memcmp(c.pcs, want, sizeof(want))) {
+			tap_diag("%s: %zu gaps, %zu PCs", option_sets[k].name,
+				 c.gaps, c.n);
+			bad++;
+		}
+		collect_free(&c);
+		nt_encoder_free(e);
+	}
+	tap_ok(!bad, "a system call with Ownership messages, encoded under "
+	       "every option set: decoded without a gap");
+	nt_image_free(img);
+}
+
+/*
+ * A return to 0x8000, where no image has code, then the end of the
+ * trace or one more instruction: the decoder reports it at the return's
+ * message when told its images are complete; otherwise only a walk
+ * from there is an error, at the message that needs it.
+ */
+static void address_outside_images(void)
+{
+	struct nt_stream_cfg cfg = { .xlen = 64 };
+	struct nt_image *img = call_ret_image();
+	struct nt_decoder_cfg dc;
+	uint8_t buf[64];
+	size_t len, at, next;
+	int complete, walk;
+
+	for (walk = 0; walk < 2; walk++) {
+		at = msg(&cfg, buf, 0, (struct nt_msg)SYNC_AT(0x200));
+		next = msg(&cfg, buf, at,
+			   (struct nt_msg)IB(0, 2, 0x200 ^ 0x8000));
+		len = msg(&cfg, buf, next, (struct nt_msg){
+			.tcode = NT_TCODE_PROG_TRACE_CORRELATION,
+			.icnt = walk ? 2 : 0 });
+		for (complete = 0; complete < 2; complete++) {
+			struct collect c = { 0 };
+			const char *err = NULL;
+			struct nt_decoder *d;
+
+			nt_decoder_cfg_default(&dc);
+			dc.images_complete = complete;
+			d = nt_decoder_new(&dc, on_event, &c, &err);
+			nt_decoder_add_image(d, img, true, 0);
+			nt_decoder_feed(d, buf, len);
+			nt_decoder_finish(d);
+			if (complete)
+				tap_ok(c.gaps == 1 && c.first_gap_offset == at,
+				       "images complete, a return outside them%s:"
+				       " a gap at its message", walk ?
+				       ", then a walk" : "");
+			else if (walk)
+				tap_ok(c.gaps == 1 && c.first_gap_offset == next,
+				       "a return outside the images, then a "
+				       "walk: a gap at the walk's message");
+			else
+				tap_ok(!c.gaps && c.n == 1,
+				       "a return outside the images, then the "
+				       "end: no gap (maybe code not given)");
+			nt_decoder_free(d);
+			collect_free(&c);
+		}
+	}
+	nt_image_free(img);
+}
+
 int main(int argc, char **argv)
 {
 	const char *const *names = default_programs;
 	size_t nnames = sizeof(default_programs) / sizeof(default_programs[0]);
+	static struct census cs;
 	size_t i;
 
 	spec_examples();
@@ -981,6 +1367,9 @@ int main(int argc, char **argv)
 	wide_icnt_encoded();
 	ecall_hand_built();
 	sifive_rcode_8_9();
+	hand_built_damage();
+	ownership_encoded();
+	address_outside_images();
 	if (argc < 2) {
 		fprintf(stderr, "usage: test_decode DIR [NAME...]\n");
 		return tap_done();
@@ -1001,7 +1390,9 @@ int main(int argc, char **argv)
 		reference_form(&p);
 		bluespec_path(&p);
 		damage_tests(&p);
+		census_prog(&p, &cs);
 		prog_free(&p);
 	}
+	census_report(&cs, names == default_programs);
 	return tap_done();
 }

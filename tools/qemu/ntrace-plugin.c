@@ -154,6 +154,7 @@ struct hart {
 	uint64_t insns;			/* timestamp unit: retired instructions */
 	FILE *truth;
 	uint64_t unreported_traps;	/* seen only from the level change */
+	uint64_t io_restarts;		/* blocks a device access cut short */
 	bool watched;			/* its blocks call tb_exec */
 	bool trap_pending;		/* trap_pc, if its handler is traced */
 	uint64_t trap_pc;
@@ -889,6 +890,50 @@ static void enter_level(unsigned int h, uint8_t priv)
 	t->trap_pending = false;
 }
 
+/*
+ * Whether the last instruction of b can continue at next: where else
+ * QEMU started the next block is not where b ended.
+ */
+static bool may_follow(const struct tbinfo *b, uint64_t next)
+{
+	const struct insn *last = &b->insn[b->n - 1];
+
+	switch (last->in.iclass) {
+	case NT_IC_BRANCH:
+		return next == last->in.target ||
+		       next == last->pc + last->in.size;
+	case NT_IC_JAL:
+		return next == last->in.target;
+	case NT_IC_OTHER:
+	case NT_IC_LUI:
+	case NT_IC_AUIPC:
+		return next == last->pc + last->in.size;
+	default:
+		return true;
+	}
+}
+
+/*
+ * How many of prev's instructions retired when the next block starts at
+ * next and no trap came between. All of them, unless next cannot follow
+ * prev's end but is one of prev's own instructions: QEMU cuts a block
+ * short that way when an instruction in its middle touches a device
+ * (cpu_io_recompile()). It runs that one instruction again in a block of
+ * its own that has memory callbacks only (CF_MEMI_ONLY), so no exec
+ * callback tells of it, and goes on at the instruction after it.
+ */
+static unsigned int ran_before(const struct tbinfo *prev, uint64_t next)
+{
+	unsigned int k;
+
+	if (may_follow(prev, next))
+		return prev->n;
+	for (k = 1; k < prev->n; k++)
+		if (prev->insn[k].pc == next)
+			return k;
+	return prev->n;
+}
+
 static void tb_exec(unsigned int vcpu, void *ud)
 {
 	const struct tbinfo *b = ud, *prev;
@@ -903,13 +948,15 @@ static void tb_exec(unsigned int vcpu, void *ud)
 	if (!t->watched)
 		return;
 	prev = t->cur;
-	if (prev && prev->whole && b->priv == t->priv) {
+	if (prev && prev->whole && b->priv == t->priv &&
+	    may_follow(prev, b->blk.addr)) {
 		/* the common case, finish_block()'s first branch at once */
 		t->cur = NULL;
 		if (retire_whole(t, prev, b->blk.addr) >= DRAIN_BYTES)
 			drain(vcpu);
 	} else if (prev) {
 		const struct insn *last = &prev->insn[prev->n - 1];
+		unsigned int upto = ran_before(prev, b->blk.addr);
 
 		/*
 		 * Only traps and trap returns change the level: should QEMU
@@ -920,7 +967,8 @@ static void tb_exec(unsigned int vcpu, void *ud)
 				  last->in.iclass != NT_IC_TRAP_RETURN;
 
 		t->unreported_traps += unreported;
-		finish_block(vcpu, prev->n, b->blk.addr, !unreported);
+		t->io_restarts += upto < prev->n;
+		finish_block(vcpu, upto, b->blk.addr, !unreported);
 	}
 	if (b->priv != t->priv || t->trap_pending)
 		enter_level(vcpu, b->priv);
@@ -1110,6 +1158,10 @@ static void at_exit(void *ud)
 			fprintf(stderr, "ntrace-plugin: hart %u: %" PRIu64
 				" traps not reported by QEMU\n",
 				h, harts[h].unreported_traps);
+		if (harts[h].io_restarts)
+			fprintf(stderr, "ntrace-plugin: hart %u: %" PRIu64
+				" blocks cut short by a device access\n",
+				h, harts[h].io_restarts);
 		if (harts[h].truth)
 			fclose(harts[h].truth);
 		nt_encoder_free(harts[h].enc);

@@ -437,8 +437,11 @@ static void damage_tests(struct prog *p)
  */
 #define CENSUS_FLIPS	24
 #define CENSUS_DROPS	12
-/* silently wrong mutants of the default programs, measured */
-#define CENSUS_SILENT_MAX	26
+/*
+ * silently wrong mutants of the default programs, measured (26 of them
+ * before rsort, vvadd, median and quicksort joined)
+ */
+#define CENSUS_SILENT_MAX	35
 #define CENSUS_SHOWN	32
 
 struct census {

@@ -438,10 +438,12 @@ static void damage_tests(struct prog *p)
 #define CENSUS_FLIPS	24
 #define CENSUS_DROPS	12
 /*
- * silently wrong mutants of the default programs, measured (26 of them
- * before rsort, vvadd, median and quicksort joined)
+ * silently wrong mutants of the default programs, measured: 26 before
+ * rsort, vvadd, median and quicksort joined, 35 after, 37 since repeated
+ * history packs loops into fewer bits (a flipped HREPEAT or pattern bit
+ * can still walk the program)
  */
-#define CENSUS_SILENT_MAX	35
+#define CENSUS_SILENT_MAX	37
 #define CENSUS_SHOWN	32
 
 struct census {

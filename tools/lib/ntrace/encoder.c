@@ -48,7 +48,7 @@ struct nt_encoder {
 	bool pack_branches;
 
 	uint64_t icnt, icnt_full_at;
-	uint64_t hist, hist_full;
+	uint64_t hist;
 	uint64_t hist_lim;	/* HIST bit that calls hist_limit() */
 	uint64_t since_msg;	/* instructions since the last message */
 
@@ -60,14 +60,9 @@ struct nt_encoder {
 	uint64_t last_addr;	/* U-ADDR reference */
 	uint64_t last_ts;
 
-	/*
-	 * repeated history (RCODE 2): the pattern (one period, with its
-	 * stop bit), rh_hist_k the same repeated rh_k times to compare HIST
-	 * with at once, and the periods counted but not yet reported
-	 */
+	/* repeated history (RCODE 2): periods counted, not yet reported */
 	bool rh_valid;
-	uint64_t rh_hist, rh_hist_k;
-	unsigned int rh_len, rh_k;
+	uint64_t rh_hist;
 	uint64_t hrepeat, hrepeat_max;
 	uint64_t rh_ts;
 
@@ -91,6 +86,15 @@ struct nt_encoder {
 	bool own_known;
 	uint8_t cur_priv;
 	uint64_t cur_ctx;
+
+	/*
+	 * The rest of the repeated-history pattern (rh_hist is one period,
+	 * stop bit included): rh_len bits a period, rh_hist_k the period
+	 * rh_k times to compare HIST with at once, and the full register.
+	 * Kept apart from the fields every record touches.
+	 */
+	uint64_t rh_hist_k, hist_full;
+	unsigned int rh_len, rh_k;
 };
 
 void nt_encoder_cfg_default(struct nt_encoder_cfg *cfg)
@@ -348,7 +352,7 @@ static void flush_repeat_branch(struct nt_encoder *e)
  * rh_k periods a copy, and several messages if need be (the notes that
  * end "Repeated History Optimization").
  */
-static void flush_hist_repeat(struct nt_encoder *e)
+static __attribute__((noinline)) void put_hist_repeats(struct nt_encoder *e)
 {
 	struct nt_msg m;
 
@@ -375,6 +379,13 @@ static void flush_hist_repeat(struct nt_encoder *e)
 		e->hrepeat -= n * per;
 		put_msg(e, &m, e->rh_ts);
 	}
+}
+
+/* The test inline: every branch message passes here. */
+static inline void flush_hist_repeat(struct nt_encoder *e)
+{
+	if (e->hrepeat)
+		put_hist_repeats(e);
 }
 
 /*

@@ -984,6 +984,102 @@ static void wide_icnt_encoded(void)
 	nt_image_free(img);
 }
 
+/*
+ * 0x1000: beq a0,a1,0x100c; nop; nop; 0x100c: j 0x1000 - a loop whose
+ * PCs show each outcome (taken skips the nops).
+ */
+static struct nt_image *skip_image(void)
+{
+	const struct word w[] = {
+		{ 0x1000, btype(0, 10, 11, 12) }, { 0x1004, 0x00000013 },
+		{ 0x1008, 0x00000013 }, { 0x100c, 0xff5ff06f },
+	};
+
+	return words_image(0x1000, 0x1010, w, sizeof(w) / sizeof(w[0]));
+}
+
+#define SPLIT_ITERS	700
+
+/*
+ * Repeated history cuts the history where it repeats: patterns of a few
+ * bits, RCODE 1 with the bits in front of a loop, counts sent k periods
+ * a copy when HREPEAT is narrow. Loops of several periods after a few
+ * random outcomes and before some more, through HIST of 2 to 32 bits and
+ * HREPEAT of 1 to 18: the decoder must follow every cut, PC for PC.
+ */
+static void history_splits(void)
+{
+	static const unsigned int periods[] = { 1, 2, 3, 5, 7, 12, 31, 40 };
+	struct nt_image *img = skip_image();
+	uint64_t seed = 5, *pcs = malloc(4 * (SPLIT_ITERS + 64) * sizeof(*pcs));
+	unsigned int runs = 0, bad = 0, w;
+	size_t k;
+
+	if (!pcs)
+		abort();
+	for (w = 2; w <= 32; w += w < 8 ? 1 : 3) {
+		for (k = 0; k < sizeof(periods) / sizeof(periods[0]); k++) {
+			unsigned int p = periods[k], pre = xorshift64(&seed) % 9;
+			uint64_t pattern = xorshift64(&seed), ts = 0;
+			struct nt_encoder_cfg cfg;
+			struct nt_encoder *e;
+			struct collect c;
+			const uint8_t *out;
+			size_t n = 0, len, i;
+
+			nt_encoder_cfg_default(&cfg);
+			cfg.repeat_history = true;
+			cfg.hist_bits = (uint8_t)w;
+			cfg.hrepeat_bits = (uint8_t)(1 + (7 * w + p) % 18);
+			e = nt_encoder_new(&cfg, NULL);
+			nt_encoder_start(e, NT_SYNC_TRACE_ENABLE);
+			for (i = 0; i < pre + SPLIT_ITERS + 20; i++) {
+				bool taken = i < pre || i >= pre + SPLIT_ITERS ?
+					     xorshift64(&seed) & 1 :
+					     (pattern >> ((i - pre) % p)) & 1;
+				struct nt_record r = {
+					.addr = 0x1000, .size = 4,
+					.tstamp = ++ts,
+					.itype = taken ? NT_ITYPE_BRANCH_TAKEN :
+						 NT_ITYPE_BRANCH_NOT_TAKEN };
+
+				nt_encoder_retire(e, &r);
+				pcs[n++] = 0x1000;
+				r.itype = NT_ITYPE_NONE;
+				for (r.addr = 0x1004; !taken && r.addr < 0x100c;
+				     r.addr += 4) {
+					r.tstamp = ++ts;
+					nt_encoder_retire(e, &r);
+					pcs[n++] = r.addr;
+				}
+				r.addr = 0x100c;
+				r.itype = NT_ITYPE_DIRECT_JUMP;
+				r.tstamp = ++ts;
+				nt_encoder_retire(e, &r);
+				pcs[n++] = 0x100c;
+			}
+			nt_encoder_stop(e, NT_EVCODE_TRACE_DISABLED, ++ts);
+			out = nt_encoder_output(e, &len);
+			decode(&cfg, img, out, len, 0, &c);
+			if (c.gaps || c.n != n ||
+			    memcmp(c.pcs, pcs, n * sizeof(*pcs))) {
+				if (bad++ < 4)
+					tap_diag("HIST %u bits, period %u, HREPEAT "
+						 "%u bits: %zu of %zu PCs, %zu gaps",
+						 w, p, cfg.hrepeat_bits, c.n, n,
+						 c.gaps);
+			}
+			runs++;
+			collect_free(&c);
+			nt_encoder_free(e);
+		}
+	}
+	tap_ok(!bad, "repeated history cut at periods: %u loops decoded PC "
+	       "for PC (%u not)", runs, bad);
+	free(pcs);
+	nt_image_free(img);
+}
+
 /* A whole trace: it starts at addr and stops after icnt half-words. */
 static size_t run_from(const struct nt_stream_cfg *cfg, uint8_t *buf,
 		       uint64_t addr, uint64_t icnt)
@@ -1449,6 +1545,7 @@ int main(int argc, char **argv)
 	spec_examples();
 	wide_icnt_hand_built();
 	wide_icnt_encoded();
+	history_splits();
 	ecall_hand_built();
 	sifive_rcode_8_9();
 	hand_built_damage();

@@ -691,10 +691,22 @@ static unsigned int rh_confirm(const struct nt_encoder *e)
 static unsigned int find_period(uint64_t data, unsigned int d,
 				unsigned int confirm, unsigned int *len)
 {
-	unsigned int p, best = 0, most = 0, n;
+	unsigned int p, best = 0, most = 0, n, j;
+	uint64_t cand = ((1ull << (d - confirm + 1)) - 1) & ~1ull;
 
-	for (p = 1; p + confirm <= d; p++) {
-		uint64_t x = (data ^ (data >> p)) & ((1ull << (d - p)) - 1);
+	/*
+	 * Any period agrees with the latest confirm bits at least: bit p of
+	 * cand says bits p.. repeat them. All p at once, a bit at a time,
+	 * and random history seldom leaves one to look at.
+	 */
+	for (j = 0; j < confirm; j++)
+		cand &= (data >> j) ^ (((data >> j) & 1) - 1);
+	while (cand) {
+		uint64_t x;
+
+		p = (unsigned int)__builtin_ctzll(cand);
+		cand &= cand - 1;
+		x = (data ^ (data >> p)) & ((1ull << (d - p)) - 1);
 
 		n = x ? p + (unsigned int)__builtin_ctzll(x) : d;
 		if (n >= p + (n < d ? 2 * confirm : confirm) && n > most) {
@@ -761,23 +773,23 @@ static void unsplit(struct nt_encoder *e, uint64_t ts)
 	e->hist = (1ull << (t - d)) | (all & ((1ull << (t - d)) - 1));
 }
 
-/* HIST is full and no pattern is being counted: start one. */
-static void new_pattern(struct nt_encoder *e, uint64_t ts)
+/*
+ * Count the low len of the bits of data as periods of p, the pattern,
+ * after sending the bits in front of them (at most a register's worth)
+ * as RCODE 1; the bits past the last whole period stay in HIST.
+ */
+static void start_pattern(struct nt_encoder *e, uint64_t data,
+			  unsigned int bits, unsigned int p, unsigned int len,
+			  uint64_t ts)
 {
-	unsigned int d = e->cfg.hist_bits - 1, p, k, r, len, n;
-	uint64_t data = e->hist & (e->hist_full - 1), unit;
+	unsigned int d = e->cfg.hist_bits - 1, k = d / p, n = len / p;
+	unsigned int r = len - n * p;
+	uint64_t unit = (data >> (len - p)) & ((1ull << p) - 1);
 
-	p = find_period(data, d, rh_confirm(e), &len);
-	if (!p)
-		p = len = d;	/* the whole register, in case it repeats */
-	if (len < d) {
-		e->hist = (1ull << (d - len)) | (data >> len);
+	if (len < bits) {
+		e->hist = (1ull << (bits - len)) | (data >> len);
 		put_hist(e, ts);
 	}
-	k = d / p;
-	n = len / p;
-	r = len - n * p;
-	unit = (data >> (len - p)) & ((1ull << p) - 1);
 	e->rh_valid = true;
 	e->rh_len = p;
 	e->rh_k = k;
@@ -789,6 +801,18 @@ static void new_pattern(struct nt_encoder *e, uint64_t ts)
 	/* past the whole periods: the start of the next one */
 	e->hist = (1ull << r) | (data & ((1ull << r) - 1));
 	count_periods(e, n, ts);
+}
+
+/* HIST is full and no pattern is being counted: start one. */
+static void new_pattern(struct nt_encoder *e, uint64_t ts)
+{
+	unsigned int d = e->cfg.hist_bits - 1, p, len;
+	uint64_t data = e->hist & (e->hist_full - 1);
+
+	p = find_period(data, d, rh_confirm(e), &len);
+	if (!p)
+		p = len = d;	/* the whole register, in case it repeats */
+	start_pattern(e, data, d, p, len, ts);
 }
 
 /*

@@ -656,6 +656,9 @@ static void put_hist(struct nt_encoder *e, uint64_t ts)
  * seen are counted, and what is left past the last whole one (the start
  * of the next) stays in HIST. Bits in front of the periodic ones go out
  * first as RCODE 1, so a loop is caught in the register it starts in.
+ * A register with no period is held back in case it repeats; if the
+ * next one differs, the two together may still show a period too long
+ * for one register to confirm (two_register_period()).
  *
  * From then on HIST is compared with the pattern repeated k times,
  * k*p <= the HIST width, each time it holds k*p bits (hist_lim), so the
@@ -816,12 +819,37 @@ static void new_pattern(struct nt_encoder *e, uint64_t ts)
 }
 
 /*
+ * A full register with no period in it, held in case it repeats, and the
+ * next one, different: a period longer than half a register may still
+ * run through both (a loop body of 24 to 30 branches). The two are a
+ * long enough sample to trust any period found in them.
+ */
+static bool two_register_period(struct nt_encoder *e, uint64_t ts)
+{
+	unsigned int d = e->cfg.hist_bits - 1, p;
+	uint64_t all = ((e->rh_hist & (e->hist_full - 1)) << d) |
+		       (e->hist & (e->hist_full - 1));
+
+	if (2 * d > 63)
+		return false;
+	/* shorter periods the registers would have shown on their own */
+	for (p = d - rh_confirm(e) + 1; p < d; p++)
+		if (!((all ^ (all >> p)) & ((1ull << (2 * d - p)) - 1)))
+			break;
+	if (p >= d)
+		return false;
+	e->hrepeat = 0;
+	start_pattern(e, all, 2 * d, p, 2 * d, ts);
+	return true;
+}
+
+/*
  * HIST reached hist_lim: full, or as long as the pattern repeated rh_k
  * times.
  */
 static NT_COLD void hist_limit(struct nt_encoder *e, uint64_t ts)
 {
-	unsigned int len, p, m, left;
+	unsigned int d = e->cfg.hist_bits - 1, len, p, m, left;
 	uint64_t diff;
 
 	/* branch messages counted before these bits go first */
@@ -846,6 +874,8 @@ static NT_COLD void hist_limit(struct nt_encoder *e, uint64_t ts)
 		m = (len - 64 + (unsigned int)__builtin_clzll(diff)) / p;
 		if (!e->hrepeat)
 			m = 0;
+		if (p == d && e->hrepeat == 1 && two_register_period(e, ts))
+			return;
 		if (!m && e->hrepeat == e->rh_k && !worth_keeping(e)) {
 			unsplit(e, ts);
 		} else {

@@ -1009,7 +1009,7 @@ static struct nt_image *skip_image(void)
  */
 static void history_splits(void)
 {
-	static const unsigned int periods[] = { 1, 2, 3, 5, 7, 12, 31, 40 };
+	static const unsigned int periods[] = { 1, 2, 3, 5, 7, 12, 27, 31, 40 };
 	struct nt_image *img = skip_image();
 	uint64_t seed = 5, *pcs = malloc(4 * (SPLIT_ITERS + 64) * sizeof(*pcs));
 	unsigned int runs = 0, bad = 0, w;

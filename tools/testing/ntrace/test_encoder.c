@@ -336,6 +336,14 @@ static void repeat_periods(void)
 	       "period 5: one RCODE 2 of pattern 11110, HREPEAT 198, the "
 	       "last two periods in the final HIST");
 
+	/* a period longer than half a register: found across two */
+	ok = carries(&cfg, periodic("", "110101110110111011110111101", 2700),
+		     &bytes);
+	expect(ok && count_rf(NT_RCODE_HIST_REPEAT) == 1 &&
+	       count_rf(NT_RCODE_HIST) == 0 && msgs[1].rdata[0] ==
+	       ((1ull << 27) | 0x6bb77bd) && msgs[1].rdata[1] == 100,
+	       "period 27: one RCODE 2 of the 27 outcomes, HREPEAT 100");
+
 	/* a loop that starts inside a register is caught in that register */
 	ok = carries(&cfg, periodic("0110", "1", 2000), &bytes);
 	expect(ok && count_rf(NT_RCODE_HIST) == 1 &&

@@ -239,11 +239,12 @@ static void round_trips(struct prog *p)
  * 2026-11-25: objdump -d of the ELF and the .pcs file through its
  * "NexRv -conv", then "NexRv -enco ... -rpt 2" (repeated history, HTM)
  * with "-cs 0" (no implicit return) and with "-cs 32" (a return stack of
- * 32 addresses; with its default of 8 its own decoder loses glibc's
- * calls). The programs were built by riscv64-linux-gnu-gcc 12.2.0
- * (Debian 12.2.0-13) against glibc 2.36 and traced by qemu-riscv64
- * 7.2.22; the number of PCs identifies those traces. Other traces get
- * other figures, and the comparison is skipped.
+ * 32 addresses: its own decoder, which keeps 32, decodes the traces of
+ * its default 8 wrongly). The programs were built by
+ * riscv64-linux-gnu-gcc 12.2.0 (Debian 12.2.0-13) against glibc 2.36
+ * and traced by qemu-riscv64 7.2.22; the number of PCs identifies those
+ * traces. Other traces get other figures, and the comparison is
+ * skipped.
  */
 static const struct {
 	const char *name;

@@ -37,7 +37,7 @@ mib=${BENCH_MIB:-256}
 enc_programs=(qsort_cb interp)
 codec_program=qsort_cb
 all_programs=(recursion dispatch jumptable qsort_cb longjmp checksum deepcall
-	      rle interp strings signal)
+	      rle interp strings signal rsort vvadd median quicksort)
 
 make -s -C "$root" O="$mk_O" "$mk_O/bench/bench_encoder" \
 	"$mk_O/bench/bench_codec" "$mk_O/ntrace" nt-pctraces >/dev/null

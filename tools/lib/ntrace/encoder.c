@@ -48,7 +48,8 @@ struct nt_encoder {
 	bool pack_branches;
 
 	uint64_t icnt, icnt_full_at;
-	uint64_t hist, hist_full;
+	uint64_t hist;
+	uint64_t hist_lim;	/* HIST bit that calls hist_limit() */
 	uint64_t since_msg;	/* instructions since the last message */
 
 	uint8_t pend;
@@ -59,7 +60,7 @@ struct nt_encoder {
 	uint64_t last_addr;	/* U-ADDR reference */
 	uint64_t last_ts;
 
-	/* repeated history (RCODE 2) */
+	/* repeated history (RCODE 2): periods counted, not yet reported */
 	bool rh_valid;
 	uint64_t rh_hist;
 	uint64_t hrepeat, hrepeat_max;
@@ -85,6 +86,15 @@ struct nt_encoder {
 	bool own_known;
 	uint8_t cur_priv;
 	uint64_t cur_ctx;
+
+	/*
+	 * The rest of the repeated-history pattern (rh_hist is one period,
+	 * stop bit included): rh_len bits a period, rh_hist_k the period
+	 * rh_k times to compare HIST with at once, and the full register.
+	 * Kept apart from the fields every record touches.
+	 */
+	uint64_t rh_hist_k, hist_full;
+	unsigned int rh_len, rh_k;
 };
 
 void nt_encoder_cfg_default(struct nt_encoder_cfg *cfg)
@@ -163,6 +173,7 @@ struct nt_encoder *nt_encoder_new(const struct nt_encoder_cfg *cfg,
 	 */
 	e->icnt_full_at = 1ull << (cfg->icnt_bits - 1);
 	e->hist_full = 1ull << (cfg->hist_bits - 1);
+	e->hist_lim = e->hist_full;
 	e->hist = 1;
 	e->hrepeat_max = (1ull << cfg->hrepeat_bits) - 1;
 	e->bcnt_max = (1ull << cfg->bcnt_bits) - 1;
@@ -334,19 +345,47 @@ static void flush_repeat_branch(struct nt_encoder *e)
 	e->bcnt = 0;
 }
 
-static void flush_hist_repeat(struct nt_encoder *e)
+/*
+ * The periods of the history pattern counted so far (see hist_limit()),
+ * as ResourceFull messages: RCODE 1 for a single copy of the pattern,
+ * RCODE 2 with HREPEAT for more. More periods than HREPEAT holds go out
+ * rh_k periods a copy, and several messages if need be (the notes that
+ * end "Repeated History Optimization").
+ */
+static __attribute__((noinline)) void put_hist_repeats(struct nt_encoder *e)
 {
 	struct nt_msg m;
 
-	if (e->rh_valid && e->hrepeat) {
+	while (e->hrepeat) {
+		uint64_t pat = e->rh_hist, n = e->hrepeat, per = 1;
+
+		if (n > e->hrepeat_max && n >= e->rh_k) {
+			pat = e->rh_hist_k;
+			per = e->rh_k;
+			n /= per;
+		}
+		if (n > e->hrepeat_max)
+			n = e->hrepeat_max;
+
 		msg_init(&m, NT_TCODE_RESOURCE_FULL);
-		m.rcode = NT_RCODE_HIST_REPEAT;
-		m.rdata[0] = e->rh_hist;
-		m.rdata[1] = e->hrepeat;
-		m.nrdata = 2;
-		e->hrepeat = 0;
+		m.rdata[0] = pat;
+		m.nrdata = 1;
+		m.rcode = NT_RCODE_HIST;
+		if (n > 1) {
+			m.rcode = NT_RCODE_HIST_REPEAT;
+			m.rdata[1] = n;
+			m.nrdata = 2;
+		}
+		e->hrepeat -= n * per;
 		put_msg(e, &m, e->rh_ts);
 	}
+}
+
+/* The test inline: every branch message passes here. */
+static inline void flush_hist_repeat(struct nt_encoder *e)
+{
+	if (e->hrepeat)
+		put_hist_repeats(e);
 }
 
 /*
@@ -372,6 +411,7 @@ static void sync_reset(struct nt_encoder *e, uint64_t ts)
 	e->ir_top = e->ir_count = 0;
 	e->rb_valid = false;
 	e->rh_valid = false;
+	e->hist_lim = e->hist_full;
 	/* counts owed before the sync were flushed or are lost with it */
 	e->hrepeat = 0;
 	e->bcnt = 0;
@@ -585,42 +625,298 @@ static void resolve_pending(struct nt_encoder *e, uint64_t target)
 	emit_branch(e, kind, e->pend_btype, target, e->pend_ts, sync);
 }
 
-static NT_COLD void hist_full(struct nt_encoder *e, uint64_t ts)
+/* HIST, stop bit included, as ResourceFull RCODE 1; HIST empties. */
+static void put_hist(struct nt_encoder *e, uint64_t ts)
 {
 	struct nt_msg m;
 
-	flush_repeat_branch(e);
-	if (e->cfg.repeat_history && e->rh_valid && e->rh_hist == e->hist) {
-		e->hrepeat++;
-		e->rh_ts = ts;
-		if (e->hrepeat == e->hrepeat_max)
-			flush_hist_repeat(e);
-		e->hist = 1;
-		return;
-	}
-	flush_hist_repeat(e);
 	msg_init(&m, NT_TCODE_RESOURCE_FULL);
 	m.rcode = NT_RCODE_HIST;
 	m.rdata[0] = e->hist;
 	m.nrdata = 1;
 	put_msg(e, &m, ts);
-	e->rh_valid = e->cfg.repeat_history;
-	e->rh_hist = e->hist;
 	e->hist = 1;
+}
+
+/*
+ * Repeated history: where the encoder cuts the branch history.
+ *
+ * The split of the history bits into ResourceFull messages is the
+ * encoder's choice, as long as their bits, stop bits left out, join up
+ * to the same sequence (the IMPORTANT note of "Repeated History
+ * Optimization"). RCODE 1 may carry any number of bits from one up
+ * ("ResourceFull Message", explanations and notes), and RCODE 2 stands
+ * for HREPEAT copies of its pattern, however short (the HREPEAT=150
+ * example there). A loop body with p branches never fills a 31-bit HIST
+ * in step with itself unless p divides 31, so comparing full registers
+ * finds few repeats; cutting HIST at period boundaries finds them all.
+ *
+ * When HIST fills with no pattern being counted, find_period() looks for
+ * a period p in its bits. One period becomes the pattern, the periods
+ * seen are counted, and what is left past the last whole one (the start
+ * of the next) stays in HIST. Bits in front of the periodic ones go out
+ * first as RCODE 1, so a loop is caught in the register it starts in.
+ * A register with no period is held back in case it repeats; if the
+ * next one differs, the two together may still show a period too long
+ * for one register to confirm (two_register_period()).
+ *
+ * From then on HIST is compared with the pattern repeated k times,
+ * k*p <= the HIST width, each time it holds k*p bits (hist_lim), so the
+ * per-branch cost is what it was: one test of one bit. A match counts k
+ * periods. A mismatch counts the whole periods in front of the first bit
+ * that differs, reports the count, and HIST fills on from there.
+ *
+ * The count goes out with one period as the pattern (RCODE 1 for a single
+ * period, RCODE 2 with HREPEAT for more) when the pattern stops, when
+ * HREPEAT is at its maximum, or when any message with history in it or
+ * after it must go out (flush_repeats()). A period found in the register
+ * that found it and then gone at the first compare may have been chance:
+ * if its periods cost more bytes per bit than full registers, unsplit()
+ * sends them as full registers instead.
+ */
+
+/* Bits that must agree with a period before it is trusted. */
+static unsigned int rh_confirm(const struct nt_encoder *e)
+{
+	unsigned int d = e->cfg.hist_bits - 1;
+
+	return d >= 16 ? 8 : (d + 1) / 2;
+}
+
+/*
+ * The period of the latest of the d bits of data that covers the most
+ * of them, 0 if none: *len is then the bits it covers. A period must be
+ * confirmed by as many bits past its first occurrence as confirm says,
+ * twice that if other bits come before it. For each p, the lowest bit
+ * that differs from the one p further back says at once how far back the
+ * period holds; the first p that holds for all d bits is the shortest.
+ */
+static unsigned int find_period(uint64_t data, unsigned int d,
+				unsigned int confirm, unsigned int *len)
+{
+	unsigned int p, best = 0, most = 0, n, j;
+	uint64_t cand = ((1ull << (d - confirm + 1)) - 1) & ~1ull;
+
+	/*
+	 * Any period agrees with the latest confirm bits at least: bit p of
+	 * cand says bits p.. repeat them. All p at once, a bit at a time,
+	 * and random history seldom leaves one to look at.
+	 */
+	for (j = 0; j < confirm; j++)
+		cand &= (data >> j) ^ (((data >> j) & 1) - 1);
+	while (cand) {
+		uint64_t x;
+
+		p = (unsigned int)__builtin_ctzll(cand);
+		cand &= cand - 1;
+		x = (data ^ (data >> p)) & ((1ull << (d - p)) - 1);
+
+		n = x ? p + (unsigned int)__builtin_ctzll(x) : d;
+		if (n >= p + (n < d ? 2 * confirm : confirm) && n > most) {
+			most = n;
+			best = p;
+			if (n == d)
+				break;
+		}
+	}
+	*len = most;
+	return best;
+}
+
+/*
+ * Count periods; report them when HREPEAT is at its maximum, counting
+ * rh_k periods a copy (so that trace still comes out of a long loop as
+ * often as with full registers compared).
+ */
+static void count_periods(struct nt_encoder *e, uint64_t n, uint64_t ts)
+{
+	e->hrepeat += n;
+	e->rh_ts = ts;
+	if (e->hrepeat >= e->hrepeat_max * e->rh_k)
+		flush_hist_repeat(e);
+}
+
+/*
+ * Bytes of a ResourceFull message with bits of history (and HREPEAT for
+ * a count above one), SRC and TSTAMP left out: TCODE, RCODE with the
+ * first two HIST bits, then six bits a byte in each field.
+ */
+static unsigned int rf_bytes(unsigned int bits, uint64_t count)
+{
+	unsigned int n = 2 + (bits + 1 - 2 + 5) / 6;
+
+	if (count > 1)
+		n += (64 - (unsigned int)__builtin_clzll(count) + 5) / 6;
+	return n;
+}
+
+/* Whether the periods counted cost fewer bytes a bit than full HISTs. */
+static bool worth_keeping(const struct nt_encoder *e)
+{
+	unsigned int d = e->cfg.hist_bits - 1;
+
+	return (uint64_t)rf_bytes(e->rh_len, e->rh_k) * d <=
+	       (uint64_t)rf_bytes(d, 1) * e->rh_k * e->rh_len;
+}
+
+/*
+ * The periods counted, rh_k of them, and the k*p bits of HIST that did
+ * not repeat them, as a full HIST register and the rest left in HIST.
+ */
+static void unsplit(struct nt_encoder *e, uint64_t ts)
+{
+	unsigned int d = e->cfg.hist_bits - 1;
+	unsigned int len = e->rh_len * e->rh_k, t = 2 * len;
+	uint64_t all = (e->rh_hist_k << len) | (e->hist & ((1ull << len) - 1));
+
+	/* len > d - p and p <= d - confirm: t > d, and t <= 2 * d */
+	e->hrepeat = 0;
+	e->hist = all >> (t - d);
+	put_hist(e, ts);
+	e->hist = (1ull << (t - d)) | (all & ((1ull << (t - d)) - 1));
+}
+
+/*
+ * Count the low len of the bits of data as periods of p, the pattern,
+ * after sending the bits in front of them (at most a register's worth)
+ * as RCODE 1; the bits past the last whole period stay in HIST.
+ */
+static void start_pattern(struct nt_encoder *e, uint64_t data,
+			  unsigned int bits, unsigned int p, unsigned int len,
+			  uint64_t ts)
+{
+	unsigned int d = e->cfg.hist_bits - 1, k = d / p, n = len / p;
+	unsigned int r = len - n * p;
+	uint64_t unit = (data >> (len - p)) & ((1ull << p) - 1);
+
+	if (len < bits) {
+		e->hist = (1ull << (bits - len)) | (data >> len);
+		put_hist(e, ts);
+	}
+	e->rh_valid = true;
+	e->rh_len = p;
+	e->rh_k = k;
+	e->rh_hist = (1ull << p) | unit;
+	e->rh_hist_k = 1;
+	for (; k; k--)
+		e->rh_hist_k = (e->rh_hist_k << p) | unit;
+	e->hist_lim = 1ull << (p * e->rh_k);
+	/* past the whole periods: the start of the next one */
+	e->hist = (1ull << r) | (data & ((1ull << r) - 1));
+	count_periods(e, n, ts);
+}
+
+/* HIST is full and no pattern is being counted: start one. */
+static void new_pattern(struct nt_encoder *e, uint64_t ts)
+{
+	unsigned int d = e->cfg.hist_bits - 1, p, len;
+	uint64_t data = e->hist & (e->hist_full - 1);
+
+	p = find_period(data, d, rh_confirm(e), &len);
+	if (!p)
+		p = len = d;	/* the whole register, in case it repeats */
+	start_pattern(e, data, d, p, len, ts);
+}
+
+/*
+ * A full register with no period in it, held in case it repeats, and the
+ * next one, different: a period longer than half a register may still
+ * run through both (a loop body of 24 to 30 branches). The two are a
+ * long enough sample to trust any period found in them.
+ */
+static bool two_register_period(struct nt_encoder *e, uint64_t ts)
+{
+	unsigned int d = e->cfg.hist_bits - 1, p;
+	uint64_t all = ((e->rh_hist & (e->hist_full - 1)) << d) |
+		       (e->hist & (e->hist_full - 1));
+
+	if (2 * d > 63)
+		return false;
+	/* shorter periods the registers would have shown on their own */
+	for (p = d - rh_confirm(e) + 1; p < d; p++)
+		if (!((all ^ (all >> p)) & ((1ull << (2 * d - p)) - 1)))
+			break;
+	if (p >= d)
+		return false;
+	e->hrepeat = 0;
+	start_pattern(e, all, 2 * d, p, 2 * d, ts);
+	return true;
+}
+
+/*
+ * HIST reached hist_lim: full, or as long as the pattern repeated rh_k
+ * times.
+ */
+static NT_COLD void hist_limit(struct nt_encoder *e, uint64_t ts)
+{
+	unsigned int d = e->cfg.hist_bits - 1, len, p, m, left;
+	uint64_t diff;
+
+	/* branch messages counted before these bits go first */
+	flush_repeat_branch(e);
+	if (!e->cfg.repeat_history) {
+		put_hist(e, ts);
+		return;
+	}
+	if (e->rh_valid) {
+		if (e->hist == e->rh_hist_k) {
+			e->hist = 1;
+			count_periods(e, e->rh_k, ts);
+			return;
+		}
+		/*
+		 * The whole periods in front of the first bit that differs
+		 * count too, if a count goes out anyway; the rest stays.
+		 */
+		p = e->rh_len;
+		len = p * e->rh_k;
+		diff = (e->hist ^ e->rh_hist_k) & ((1ull << len) - 1);
+		m = (len - 64 + (unsigned int)__builtin_clzll(diff)) / p;
+		if (!e->hrepeat)
+			m = 0;
+		if (p == d && e->hrepeat == 1 && two_register_period(e, ts))
+			return;
+		if (!m && e->hrepeat == e->rh_k && !worth_keeping(e)) {
+			unsplit(e, ts);
+		} else {
+			left = len - m * p;
+			if (m)
+				count_periods(e, m, ts);
+			e->hist = (1ull << left) |
+				  (e->hist & ((1ull << left) - 1));
+			flush_hist_repeat(e);
+		}
+		e->rh_valid = false;
+		e->hist_lim = e->hist_full;
+		if (!(e->hist & e->hist_full))
+			return;
+	}
+	flush_hist_repeat(e);
+	new_pattern(e, ts);
 }
 
 static void add_hist(struct nt_encoder *e, unsigned int taken, uint64_t ts)
 {
 	e->hist = (e->hist << 1) | taken;
-	if (e->hist & e->hist_full)
-		hist_full(e, ts);
+	if (e->hist & e->hist_lim)
+		hist_limit(e, ts);
 }
 
 static NT_COLD void icnt_full(struct nt_encoder *e, uint64_t ts)
 {
 	struct nt_msg m;
 
-	flush_repeats(e);
+	/*
+	 * A history count may stay pending across it: I-CNT and HIST are
+	 * separate resources the decoder adds up until the next branch
+	 * message, as it does with the HIST register left unreported
+	 * here. With timestamps, though, the count's own (earlier) time
+	 * must not follow this message's.
+	 */
+	if (e->cfg.stream.timestamps)
+		flush_repeats(e);
+	else
+		flush_repeat_branch(e);
 	msg_init(&m, NT_TCODE_RESOURCE_FULL);
 	m.rcode = NT_RCODE_ICNT;
 	m.rdata[0] = e->icnt;

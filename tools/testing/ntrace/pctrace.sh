@@ -70,10 +70,15 @@ rc=0
 #    count by thousands: run with an empty environment;
 #  - the path the program is started by ends up in argv[0] and
 #    AT_EXECFN and is scanned too: always run a copy as "./prog" from
-#    a directory whose name has a fixed length (see above).
+#    a directory whose name has a fixed length (see above);
+#  - stdio asks whether stdout is a terminal (isatty) only when it is a
+#    character device, so the same run traced by "make >/dev/null" took
+#    75 instructions more than by "make | less": stdout always goes to a
+#    regular file, shown once the program is done.
 cp "$prog" "$tmpdir/prog"
 (cd "$tmpdir" && env -i "$qemu_path" "$onestep" -d exec,nochain -D exec.log \
-	./prog "$@") || rc=$?
+	./prog "$@" >stdout) || rc=$?
+cat "$tmpdir/stdout"
 if [ "$rc" -ne 0 ]; then
 	echo "$0: $prog exited with status $rc" >&2
 	exit "$rc"

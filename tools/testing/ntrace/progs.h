@@ -235,6 +235,7 @@ __attribute__((unused))
 static const char *const default_programs[] = {
 	"recursion", "dispatch", "jumptable", "qsort_cb", "longjmp",
 	"checksum", "deepcall", "rle", "interp", "strings", "signal",
+	"rsort", "vvadd", "median", "quicksort",
 };
 
 #endif

@@ -201,12 +201,11 @@ static void hist_full_and_repeat(void)
 	}
 	cfg.repeat_history = true;
 	run(&cfg, recs, 20, NT_SYNC_TRACE_ENABLE, NT_EVCODE_TRACE_DISABLED);
-	expect(nmsgs == 4 && is(1, NT_TCODE_RESOURCE_FULL) &&
-	       msgs[1].rcode == 1 && msgs[1].rdata[0] == 0xe &&
-	       is(2, NT_TCODE_RESOURCE_FULL) && msgs[2].rcode == 2 &&
-	       msgs[2].rdata[0] == 0xe && msgs[2].rdata[1] == 5 &&
-	       msgs[3].hist == 0x7,
-	       "repeated history: RCODE 1 once, then RCODE 2 with HREPEAT 5");
+	expect(nmsgs == 3 && is(1, NT_TCODE_RESOURCE_FULL) &&
+	       msgs[1].rcode == 2 && msgs[1].rdata[0] == 0xe &&
+	       msgs[1].rdata[1] == 6 && msgs[2].hist == 0x7,
+	       "repeated history: the six registers in one RCODE 2, "
+	       "HREPEAT 6");
 	cfg.hrepeat_bits = 2;
 	run(&cfg, recs, 20, NT_SYNC_TRACE_ENABLE, NT_EVCODE_TRACE_DISABLED);
 	{
@@ -217,6 +216,193 @@ static void hist_full_and_repeat(void)
 				total += msgs[i].rcode == 2 ? msgs[i].rdata[1] : 1;
 		expect(total == 6, "2-bit HREPEAT splits, six patterns in total");
 	}
+}
+
+/* ---- repeated history: periods --------------------------------------- */
+
+/*
+ * The branch history all messages carry, in order, as '0' and '1' (RCODE 2
+ * patterns as many times as HREPEAT says); its length.
+ */
+static size_t history_of(char *out, size_t max)
+{
+	size_t n = 0;
+
+	for (size_t i = 0; i < nmsgs; i++) {
+		const struct nt_msg *m = &msgs[i];
+		uint64_t h, rep = 1;
+		int top;
+
+		if (m->err)
+			continue;
+		if (m->tcode == NT_TCODE_RESOURCE_FULL &&
+		    (m->rcode == NT_RCODE_HIST ||
+		     m->rcode == NT_RCODE_HIST_REPEAT)) {
+			h = m->rdata[0];
+			if (m->rcode == NT_RCODE_HIST_REPEAT)
+				rep = m->rdata[1];
+		} else if (m->fields & NT_F_HIST) {
+			h = m->hist;
+		} else {
+			continue;
+		}
+		if (!h)
+			continue;
+		top = 63 - __builtin_clzll(h);
+		for (uint64_t r = 0; r < rep; r++)
+			for (int b = top - 1; b >= 0; b--)
+				if (n < max)
+					out[n++] = (char)('0' + ((h >> b) & 1));
+	}
+	out[n < max ? n : max - 1] = 0;
+	return n;
+}
+
+#define MAXB	4096
+
+/*
+ * Branches with outcomes bits ('1' taken), one to an instruction, then
+ * the run ends: whether the messages carry exactly that history. The
+ * bytes the encoder wrote in *bytes.
+ */
+static bool carries(const struct nt_encoder_cfg *cfg, const char *bits,
+		    size_t *bytes)
+{
+	static struct nt_record recs[MAXB + 1];
+	static char got[MAXB + 1];
+	struct nt_encoder *e = nt_encoder_new(cfg, NULL);
+	size_t n = strlen(bits), i, len;
+	struct nt_reader *r;
+
+	for (i = 0; i < n; i++)
+		recs[i] = R(0x100, 4, bits[i] == '1' ? NT_ITYPE_BRANCH_TAKEN :
+			    NT_ITYPE_BRANCH_NOT_TAKEN);
+	nt_encoder_start(e, NT_SYNC_TRACE_ENABLE);
+	for (i = 0; i < n; i++)
+		nt_encoder_retire(e, &recs[i]);
+	nt_encoder_stop(e, NT_EVCODE_TRACE_DISABLED, n + 1);
+	nt_encoder_output(e, &len);
+	*bytes = len;
+	r = nt_reader_new(&cfg->stream);
+	nt_reader_feed(r, nt_encoder_output(e, &len), len);
+	nt_reader_finish(r);
+	nmsgs = 0;
+	while (nmsgs < MAXM && nt_reader_next(r, &msgs[nmsgs]))
+		nmsgs++;
+	nt_reader_free(r);
+	nt_encoder_free(e);
+	return history_of(got, sizeof(got)) == n && !strcmp(got, bits);
+}
+
+/* pattern repeated to n outcomes, after prefix */
+static const char *periodic(const char *prefix, const char *pattern,
+			    size_t n)
+{
+	static char buf[MAXB + 1];
+	size_t i, k = strlen(prefix), p = strlen(pattern);
+
+	memcpy(buf, prefix, k);
+	for (i = 0; i < n; i++)
+		buf[k + i] = pattern[i % p];
+	buf[k + n] = 0;
+	return buf;
+}
+
+static size_t count_rf(unsigned int rcode)
+{
+	size_t n = 0;
+
+	for (size_t i = 0; i < nmsgs; i++)
+		n += is(i, NT_TCODE_RESOURCE_FULL) && msgs[i].rcode == rcode;
+	return n;
+}
+
+static void repeat_periods(void)
+{
+	struct nt_encoder_cfg cfg;
+	size_t bytes, plain, i;
+	uint64_t rng = 11;
+	static char rnd[MAXB + 1];
+	bool ok;
+
+	nt_encoder_cfg_default(&cfg);
+	cfg.repeat_history = true;
+
+	/* five branches a period: never in step with a 31-bit HIST */
+	ok = carries(&cfg, periodic("", "11110", 1000), &bytes);
+	expect(ok && nmsgs == 3 && is(1, NT_TCODE_RESOURCE_FULL) &&
+	       msgs[1].rcode == 2 && msgs[1].rdata[0] == 0x3e &&
+	       msgs[1].rdata[1] == 198 && msgs[2].hist == 0x7de,
+	       "period 5: one RCODE 2 of pattern 11110, HREPEAT 198, the "
+	       "last two periods in the final HIST");
+
+	/* a period longer than half a register: found across two */
+	ok = carries(&cfg, periodic("", "110101110110111011110111101", 2700),
+		     &bytes);
+	expect(ok && count_rf(NT_RCODE_HIST_REPEAT) == 1 &&
+	       count_rf(NT_RCODE_HIST) == 0 && msgs[1].rdata[0] ==
+	       ((1ull << 27) | 0x6bb77bd) && msgs[1].rdata[1] == 100,
+	       "period 27: one RCODE 2 of the 27 outcomes, HREPEAT 100");
+
+	/* a loop that starts inside a register is caught in that register */
+	ok = carries(&cfg, periodic("0110", "1", 2000), &bytes);
+	expect(ok && count_rf(NT_RCODE_HIST) == 1 &&
+	       msgs[1].rcode == 1 && msgs[1].rdata[0] == 0x16 &&
+	       count_rf(NT_RCODE_HIST_REPEAT) == 1 && msgs[2].rdata[0] == 0x3,
+	       "bits before a loop go out as RCODE 1 0x16, the loop as RCODE "
+	       "2 of pattern 1");
+
+	/* loops one after the other, each its own pattern */
+	{
+		static char two[MAXB + 1];
+
+		strcpy(two, periodic("", "110", 600));
+		strcat(two, periodic("", "1110100", 700));
+		ok = carries(&cfg, two, &bytes);
+		expect(ok && count_rf(NT_RCODE_HIST_REPEAT) == 2 &&
+		       bytes < 30,
+		       "two loops: two RCODE 2, under 30 bytes in all");
+	}
+
+	/* no pattern: what full registers cost, to the byte */
+	for (i = 0; i < 31 * 60; i++)
+		rnd[i] = (char)('0' + (xorshift64(&rng) & 1));
+	rnd[i] = 0;
+	ok = carries(&cfg, rnd, &bytes);
+	cfg.repeat_history = false;
+	ok = carries(&cfg, rnd, &plain) && ok;
+	tap_ok(ok && bytes <= plain,
+	       "random outcomes: %zu bytes with repeated history, %zu "
+	       "without", bytes, plain);
+	cfg.repeat_history = true;
+
+	/* HREPEAT of two bits: several messages, each count at most 3 */
+	cfg.hrepeat_bits = 2;
+	ok = carries(&cfg, periodic("", "10", 400), &bytes);
+	for (i = 0; i < nmsgs; i++)
+		ok &= !is(i, NT_TCODE_RESOURCE_FULL) || msgs[i].rcode != 2 ||
+		      msgs[i].rdata[1] <= 3;
+	expect(ok, "2-bit HREPEAT: period 2 split in counts of at most 3");
+
+	/* narrow HIST registers, every width and period */
+	ok = true;
+	for (unsigned int w = 2; w <= 32; w++) {
+		for (unsigned int p = 1; p <= 12; p++) {
+			char pat[16];
+
+			for (i = 0; i < p; i++)
+				pat[i] = (char)('0' + (xorshift64(&rng) & 1));
+			pat[p] = 0;
+			cfg.hist_bits = (uint8_t)w;
+			cfg.hrepeat_bits = (uint8_t)(1 + (w + p) % 18);
+			if (!carries(&cfg, periodic(pat, pat, 300 + w), &bytes)) {
+				tap_diag("HIST %u bits, pattern %s", w, pat);
+				ok = false;
+			}
+		}
+	}
+	tap_ok(ok, "HIST of 2 to 32 bits, periods of 1 to 12, HREPEAT of 1 "
+	       "to 18 bits: the history comes back");
 }
 
 static void implicit_return(void)
@@ -664,10 +850,31 @@ static unsigned int block_at(const struct nt_block *blk, uint64_t addr)
 	return i;
 }
 
+/*
+ * Loops: each conditional branch taken but every period[i]-th time, so
+ * that the history repeats (with periods of several branches, as the
+ * walk goes round), for repeated history to find.
+ */
+static struct {
+	bool on;
+	unsigned int period[NBLOCKS], n[NBLOCKS];
+} loops;
+
+static void loops_init(bool on, uint64_t *rng)
+{
+	loops.on = on;
+	for (unsigned int i = 0; i < NBLOCKS; i++) {
+		loops.period[i] = 2 + xorshift64(rng) % 40;
+		loops.n[i] = 0;
+	}
+}
+
 /* Where b's last instruction goes, as a program with a call stack would. */
 static uint64_t block_next(const struct nt_block *blk, const struct nt_block *b,
 			   uint64_t *stack, unsigned int *depth, uint64_t *rng)
 {
+	unsigned int i = (unsigned int)(b - blk);
+
 	uint64_t r = xorshift64(rng), any = blk[r % NBLOCKS].addr;
 	uint64_t ret = b->last + b->last_size;
 
@@ -677,6 +884,8 @@ static uint64_t block_next(const struct nt_block *blk, const struct nt_block *b,
 	case NT_ITYPE_NONE:
 		return ret;
 	case NT_ITYPE_BRANCH_TAKEN:
+		if (loops.on)
+			return ++loops.n[i] % loops.period[i] ? b->target : ret;
 		return (r >> 32) & 1 ? b->target : ret;
 	case NT_ITYPE_DIRECT_CALL:
 	case NT_ITYPE_INDIRECT_CALL:
@@ -760,6 +969,7 @@ static void random_cfg(uint64_t r, struct nt_encoder_cfg *cfg)
 	cfg->sync_mode = (r >> 16) % 4;
 	cfg->sync_max = (r >> 18) % 3;
 	cfg->repeat_history = cfg->mode == NT_MODE_HTM && (r >> 21) & 1;
+	cfg->hrepeat_bits = 1 + (r >> 40) % 18;
 }
 
 /*
@@ -794,6 +1004,7 @@ static bool blocks_match_records(uint64_t seed, size_t *bytes,
 		return false;
 	}
 	random_blocks(blk, &rng);
+	loops_init((r >> 45) & 1, &rng);
 	nt_encoder_start(a, NT_SYNC_TRACE_ENABLE);
 	nt_encoder_start(b, NT_SYNC_TRACE_ENABLE);
 	for (step = 0; step < 3000 && ok; step++) {
@@ -889,6 +1100,7 @@ static bool packed_messages_match(uint64_t seed, size_t *bytes)
 	cfg.fifo_bytes = 1u << 30;
 	b = nt_encoder_new(&cfg, NULL);
 	random_blocks(blk, &rng);
+	loops_init((r >> 45) & 1, &rng);
 	nt_encoder_start(a, NT_SYNC_TRACE_ENABLE);
 	nt_encoder_start(b, NT_SYNC_TRACE_ENABLE);
 	for (step = 0; step < 2000 && ok; step++) {
@@ -972,6 +1184,7 @@ int main(void)
 	icnt_full_example();
 	hist_examples();
 	hist_full_and_repeat();
+	repeat_periods();
 	implicit_return();
 	repeat_branch();
 	sequential_jump();

@@ -22,7 +22,7 @@ NT_PROG_CFLAGS ?= -O2 -g -static -Wall -Wextra
 NT_PCTRACE ?= $(NT_PROG_DIR)/../pctrace.sh
 
 NT_PROGRAMS := recursion dispatch jumptable qsort_cb longjmp checksum \
-	deepcall rle interp strings signal
+	deepcall rle interp strings signal rsort vvadd median quicksort
 
 NT_PROG_BINS := $(addprefix $(NT_PROG_OUT)/,$(NT_PROGRAMS))
 NT_PROG_PCS := $(addsuffix .pcs,$(NT_PROG_BINS))

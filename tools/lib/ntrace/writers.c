@@ -13,7 +13,8 @@
 #include "bluespec.h"
 #include "ntrace.h"
 
-#define OUTBUF (1u << 16)
+/* Output goes out in chunks this large: few write calls. */
+#define OUTBUF (1u << 18)
 
 struct br {
 	uint64_t from, to;
@@ -98,10 +99,86 @@ static unsigned int insn_size(const uint8_t *p)
 	return (p[0] & 3) == 3 ? 4 : 2;
 }
 
+/* Two lowercase hex digits for every byte value. */
+static const char hex2[256][2] = {
+#define H2(i) { "0123456789abcdef"[(i) >> 4], "0123456789abcdef"[(i) & 15] }
+#define H2x16(i) H2(i), H2(i + 1), H2(i + 2), H2(i + 3), H2(i + 4),	\
+	H2(i + 5), H2(i + 6), H2(i + 7), H2(i + 8), H2(i + 9), H2(i + 10), \
+	H2(i + 11), H2(i + 12), H2(i + 13), H2(i + 14), H2(i + 15)
+	H2x16(0x00), H2x16(0x10), H2x16(0x20), H2x16(0x30), H2x16(0x40),
+	H2x16(0x50), H2x16(0x60), H2x16(0x70), H2x16(0x80), H2x16(0x90),
+	H2x16(0xa0), H2x16(0xb0), H2x16(0xc0), H2x16(0xd0), H2x16(0xe0),
+	H2x16(0xf0),
+#undef H2x16
+#undef H2
+};
+
+/* Longest PC line: "0x", 16 digits, newline; lines are copied this wide. */
+#define PC_LINE 24
+
+/*
+ * The PC-list line of pc into line[PC_LINE] (the bytes after the
+ * newline are don't-care); returns its length.
+ */
+static unsigned int pc_line(char line[PC_LINE], uint64_t v)
+{
+	unsigned int nd = (67 - (unsigned int)__builtin_clzll(v | 1)) / 4;
+
+	line[0] = '0';
+	line[1] = 'x';
+	line[2 + nd] = '\n';
+	for (unsigned int i = nd; i > 1; i -= 2) {
+		memcpy(line + i, hex2[v & 0xff], 2);
+		v >>= 8;
+	}
+	if (nd & 1)
+		line[2] = hex2[v & 0xff][1];
+	return nd + 3;
+}
+
+/*
+ * One line per instruction of a straight run: the line of the first PC
+ * is formatted once and copied, a fixed PC_LINE bytes at a time, with
+ * only its last two digits rewritten while the PC stays in the same 256
+ * bytes; most PC lines cost a copy, a table load and a store.
+ */
+static void pcs_run(struct nt_out *o, uint64_t pc, const uint8_t *p,
+		    uint64_t n, uint64_t mask)
+{
+	char line[PC_LINE] = { 0 };
+	unsigned int len = pc_line(line, pc);
+
+	while (n) {
+		/* lines that fit in the buffer before it needs a flush */
+		uint64_t room = (OUTBUF - o->n) / PC_LINE, k;
+		char *out = o->buf + o->n;
+
+		if (!room) {
+			flush(o);
+			continue;
+		}
+		if (room > n)
+			room = n;
+		for (k = 0; k < room; k++) {
+			unsigned int sz = insn_size(p);
+			uint64_t next = (pc + sz) & mask;
+
+			memcpy(out, line, PC_LINE);
+			if (len > 4)	/* at least two digits */
+				memcpy(out + len - 3, hex2[pc & 0xff], 2);
+			out += len;
+			p += sz;
+			if ((next ^ pc) >> 8 || len <= 4)
+				len = pc_line(line, next);
+			pc = next;
+		}
+		o->n = (size_t)(out - o->buf);
+		n -= room;
+	}
+}
+
 static void pcs_event(struct nt_out *o, const struct nt_event *ev)
 {
-	const uint8_t *p = ev->code;
-	uint64_t pc = ev->from, k;
 	uint64_t mask = (o->cfg.isa & NT_ISA_RV32) ? 0xffffffffull : ~0ull;
 
 	if (ev->kind == NT_EV_TRAP) {
@@ -110,15 +187,9 @@ static void pcs_event(struct nt_out *o, const struct nt_event *ev)
 			put_hex(o, ev->from, '\n');
 		return;
 	}
-	if (ev->kind != NT_EV_INSNS)
+	if (ev->kind != NT_EV_INSNS || !ev->ninsn)
 		return;
-	for (k = 0; k < ev->ninsn; k++) {
-		unsigned int sz = insn_size(p);
-
-		put_hex(o, pc, '\n');
-		p += sz;
-		pc = (pc + sz) & mask;
-	}
+	pcs_run(o, ev->from, ev->code, ev->ninsn, mask);
 }
 
 static const char *transfer_name(unsigned int itype)

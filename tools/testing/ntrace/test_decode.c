@@ -1355,6 +1355,79 @@ static void address_outside_images(void)
 	nt_image_free(img);
 }
 
+
+/*
+ * The PC-list writer formats a run's first PC and patches the last two
+ * digits of the lines after it: runs across every digit count, across
+ * 256-byte and digit-count boundaries, from 0 and to the top of the
+ * RV32 space (where the PC wraps) must print what printf prints. Long
+ * runs go across the writer's buffer flushes.
+ */
+static void pc_list_writer(void)
+{
+	static const struct {
+		uint64_t from;
+		bool rv32;
+	} runs[] = {
+		{ 0, false }, { 0x6, false }, { 0xf0, false }, { 0xfe0, false },
+		{ 0xffffe, false }, { 0x10000, false }, { 0x7ffffff0, false },
+		{ 0xfffffff0, false }, { 0xffffffffffffffe0ull, false },
+		{ 0x123456789abcdef0ull, false }, { 0xffffffe0, true },
+		{ 0x1f0, true },
+	};
+	/* sizes: 4, 2, 2, 4, 4, 2, 4, ... in a pattern */
+	static const uint8_t pattern[] = { 0x13, 0x01, 0x01, 0x00, 0x01, 0x00,
+					   0x13, 0x00, 0x01, 0x00, 0x13, 0x00,
+					   0x00, 0x00, 0x01, 0x00 };
+	uint8_t *code = malloc(1 << 20);
+	size_t k, i;
+
+	for (i = 0; i < (1u << 20); i++)
+		code[i] = pattern[i % sizeof(pattern)];
+	for (k = 0; k < sizeof(runs) / sizeof(runs[0]); k++) {
+		struct nt_out_cfg ocfg = { .format = NT_OUT_PCS,
+					   .isa = runs[k].rv32 ? NT_ISA_RV32 : 0 };
+		uint64_t mask = runs[k].rv32 ? 0xffffffffull : ~0ull;
+		char *got = NULL, *want = NULL;
+		size_t gotlen = 0, wantlen = 0;
+		FILE *f = open_memstream(&got, &gotlen);
+		FILE *w = open_memstream(&want, &wantlen);
+		struct nt_out *o = nt_out_new(&ocfg, f);
+		struct nt_event ev = { .kind = NT_EV_INSNS };
+		uint64_t pc = runs[k].from, n = 0;
+		const uint8_t *p = code;
+
+		/* 100000 instructions: a few MB of text, several flushes */
+		while (n < 100000) {
+			unsigned int sz = (p[0] & 3) == 3 ? 4 : 2;
+
+			fprintf(w, "0x%" PRIx64 "\n", pc);
+			pc = (pc + sz) & mask;
+			p += sz;
+			n++;
+		}
+		ev.from = runs[k].from;
+		ev.ninsn = n;
+		ev.code = code;
+		nt_out_event(o, &ev);
+		/* a one-instruction run and a trap's line after it */
+		ev.from = 0xabc;
+		ev.ninsn = 1;
+		nt_out_event(o, &ev);
+		fprintf(w, "0xabc\n");
+		nt_out_finish(o);
+		nt_out_free(o);
+		fclose(f);
+		fclose(w);
+		tap_ok(gotlen == wantlen && !memcmp(got, want, gotlen),
+		       "PC list from 0x%" PRIx64 "%s: %zu bytes as printf", runs[k].from,
+		       runs[k].rv32 ? " (RV32)" : "", gotlen);
+		free(got);
+		free(want);
+	}
+	free(code);
+}
+
 int main(int argc, char **argv)
 {
 	const char *const *names = default_programs;
@@ -1362,6 +1435,7 @@ int main(int argc, char **argv)
 	static struct census cs;
 	size_t i;
 
+	pc_list_writer();
 	spec_examples();
 	wide_icnt_hand_built();
 	wide_icnt_encoded();

@@ -39,10 +39,23 @@
 #define MAX_IMAGES		16
 #define MAX_SRC			(1u << NT_MAX_SRC_BITS)
 
+/*
+ * Where a block went last, by outcome (0: fell through or not taken,
+ * 1: taken): the next block without a hash probe, if the walk goes there
+ * again under the same image search order (gen).
+ */
+struct link {
+	uint64_t pc;
+	uint32_t blk;		/* index into blocks */
+	uint32_t gen;		/* src_dec.order_gen it was made under; 0 = none */
+};
+
 struct block {
 	uint64_t start, term_pc;
 	const uint8_t *code;
 	uint32_t plain_n, plain_half;
+	uint32_t need;		/* half-words of the whole block */
+	struct link link[2];
 	struct nt_insn term;
 	bool term_ok;		/* false: no decodable instruction at term_pc */
 	bool term_outside;	/* ... because the image ended there */
@@ -75,6 +88,7 @@ struct src_dec {
 	uint64_t ctx;
 	uint8_t order[MAX_IMAGES];	/* images to search, in order */
 	uint8_t norder;
+	uint32_t order_gen;	/* changes with order: see struct link */
 	uint64_t pend_icnt;	/* ResourceFull RCODE 0 since the last message */
 	uint64_t walked;	/* half-words walked for HIST before I-CNT */
 	uint64_t *stack;
@@ -116,6 +130,8 @@ struct nt_decoder {
 	unsigned int nimgs;
 	struct block *blocks;
 	uint32_t nblocks, capblocks;
+	uint32_t resets;		/* times the block cache started over */
+	uint32_t order_gens;		/* last src_dec.order_gen given out */
 	struct slot *slots;
 	uint32_t slot_mask;
 	struct src_dec *srcs[MAX_SRC];
@@ -223,6 +239,26 @@ static void deviation(struct nt_decoder *d, unsigned int dev,
 		d->st.deviation_at[dev] = offset;
 }
 
+static void cache_reset(struct nt_decoder *d);
+
+/*
+ * A generation for a new image search order. When the counter wraps,
+ * every source gets a new one and every link goes with the cache: no
+ * link can outlive the order it was made under.
+ */
+static uint32_t new_order_gen(struct nt_decoder *d)
+{
+	unsigned int i;
+
+	if (++d->order_gens)
+		return d->order_gens;
+	cache_reset(d);
+	for (i = 0; i < MAX_SRC; i++)
+		if (d->srcs[i])
+			d->srcs[i]->order_gen = ++d->order_gens;
+	return ++d->order_gens;
+}
+
 /* Images searched for a process: its own first, then the shared ones. */
 static void select_images(struct nt_decoder *d, struct src_dec *s)
 {
@@ -235,6 +271,8 @@ static void select_images(struct nt_decoder *d, struct src_dec *s)
 	for (i = 0; i < d->nimgs; i++)
 		if (d->imgs[i].any)
 			s->order[s->norder++] = (uint8_t)i;
+	/* the links made under the old order may lead elsewhere now */
+	s->order_gen = new_order_gen(d);
 }
 
 int nt_decoder_add_image(struct nt_decoder *d, const struct nt_image *img,
@@ -286,6 +324,7 @@ static void cache_reset(struct nt_decoder *d)
 {
 	memset(d->slots, 0, (d->slot_mask + 1) * sizeof(*d->slots));
 	d->nblocks = 0;
+	d->resets++;
 }
 
 static bool cache_grow(struct nt_decoder *d)
@@ -335,11 +374,13 @@ static void build_block(struct nt_decoder *d, struct block *b,
 			b->term_outside = off + 2 > avail ||
 					  (r == 0 && off + 4 > avail);
 			b->term.iclass = NT_IC_INVALID;
+			b->need = b->plain_half + 1;
 			return;
 		}
 		if (!plain || b->plain_n == MAX_BLOCK_INSNS) {
 			b->term = in;
 			b->term_ok = true;
+			b->need = b->plain_half + in.size / 2u;
 			return;
 		}
 		b->pre_const = (in.iclass == NT_IC_LUI ||
@@ -703,12 +744,17 @@ static int walk(struct nt_decoder *d, struct src_dec *s, uint64_t rem,
 {
 	uint64_t quiet = 0;	/* half-words since the last HIST bit */
 	struct nt_event ev;
+	uint32_t prev = 0;	/* index + 1 of the block before, 0: none */
+	uint32_t prev_resets = 0;
+	unsigned int prev_out = 0;
 	int r;
 
 	d->end_ok = false;
 	d->ecall = false;
 	d->end_inferred = false;
 	d->next_known = true;
+	/* what every event of the walk shares, set once */
+	event_init(d, &ev, NT_EV_INSNS, s);
 	for (;;) {
 		const struct block *b;
 		uint64_t need;
@@ -719,13 +765,34 @@ static int walk(struct nt_decoder *d, struct src_dec *s, uint64_t rem,
 					    s->pc);
 			return 0;
 		}
-		b = get_block(d, s, s->pc);
+		/* the way the block before went last time, or a lookup */
+		if (prev && d->resets == prev_resets) {
+			const struct link *l = &d->blocks[prev - 1].link[prev_out];
+
+			if (l->pc == s->pc && l->gen == s->order_gen) {
+				b = &d->blocks[l->blk];
+			} else {
+				b = get_block(d, s, s->pc);
+				if (b && d->resets == prev_resets) {
+					struct link *w =
+						&d->blocks[prev - 1].link[prev_out];
+
+					w->pc = s->pc;
+					w->blk = (uint32_t)(b - d->blocks);
+					w->gen = s->order_gen;
+				}
+			}
+		} else {
+			b = get_block(d, s, s->pc);
+		}
 		if (!b)
 			return fail(d, "PC outside every program image", s->pc);
-		need = b->plain_half + (b->term_ok ? b->term.size / 2 : 1);
-		event_init(d, &ev, NT_EV_INSNS, s);
+		prev = (uint32_t)(b - d->blocks) + 1;
+		prev_resets = d->resets;
+		need = b->need;
 		ev.from = s->pc;
 		ev.code = b->code;
+		ev.flags = 0;
 
 		if (rem != UNBOUNDED && rem < need) {
 			/* the message ends inside this block's straight run */
@@ -734,6 +801,8 @@ static int walk(struct nt_decoder *d, struct src_dec *s, uint64_t rem,
 			if (hist_has(hs))
 				return fail(d, "HIST bits left with no reachable branch",
 					    s->pc);
+			ev.itype = NT_ITYPE_NONE;
+			ev.ninsn = 0;
 			h = plain_run(d, b, rem, &ev);
 			if (h != rem)
 				return fail(d, "I-CNT ends inside an instruction",
@@ -778,8 +847,8 @@ static int walk(struct nt_decoder *d, struct src_dec *s, uint64_t rem,
 		d->end_inferred = rem == 0 && (ev.flags & NT_EVF_INFERRED);
 		d->st.insns += ev.ninsn;
 		d->st.halfwords += need;
-		if (ev.flags & NT_EVF_TAKEN)
-			d->st.transfers++;
+		prev_out = (ev.flags & NT_EVF_TAKEN) != 0;
+		d->st.transfers += prev_out;
 		d->fn(d->ctx, &ev);
 		if (ev.flags & NT_EVF_NO_NEXT)
 			return 0;

@@ -26,6 +26,14 @@ struct nt_out {
 	bool failed;
 	char buf[OUTBUF];
 	size_t n;
+	/*
+	 * PC list: the line of a PC of the 256-byte page line_page, as
+	 * pc_line() makes it, kept from one event to the next (line_len 0:
+	 * none); the PCs of a page differ only in their last two digits.
+	 */
+	uint64_t line[3];
+	uint64_t line_page;
+	unsigned int line_len;
 	/* brstack sampling */
 	struct br *ring;
 	unsigned int ring_pos, ring_len;
@@ -136,18 +144,40 @@ static unsigned int pc_line(char line[PC_LINE], uint64_t v)
 	return nd + 3;
 }
 
-/*
- * One line per instruction of a straight run: the line of the first PC
- * is formatted once and copied, a fixed PC_LINE bytes at a time, with
- * only its last two digits rewritten while the PC stays in the same 256
- * bytes; most PC lines cost a copy, a table load and a store.
- */
-static void pcs_run(struct nt_out *o, uint64_t pc, const uint8_t *p,
-		    uint64_t n, uint64_t mask)
+/* pc_line() into three words that stay in registers while copied out */
+static unsigned int pc_words(uint64_t pc, uint64_t w[3])
 {
 	char line[PC_LINE] = { 0 };
 	unsigned int len = pc_line(line, pc);
 
+	memcpy(w, line, PC_LINE);
+	return len;
+}
+
+/*
+ * One line per instruction of a straight run: the line of a PC is
+ * formatted once a 256-byte page and copied, a fixed PC_LINE bytes at a
+ * time, with only its last two digits rewritten; most PC lines cost
+ * three stores, a table load and a store.
+ */
+static void pcs_run(struct nt_out *o, uint64_t pc, const uint8_t *p,
+		    uint64_t n, uint64_t mask)
+{
+	uint64_t w[3], w0, w1, w2;
+	unsigned int len;
+
+	/* a line of two digits or more: the page's lines are alike */
+	if (o->line_len > 4 && pc >= 0x10 && pc >> 8 == o->line_page) {
+		w0 = o->line[0];
+		w1 = o->line[1];
+		w2 = o->line[2];
+		len = o->line_len;
+	} else {
+		len = pc_words(pc, w);
+		w0 = w[0];
+		w1 = w[1];
+		w2 = w[2];
+	}
 	while (n) {
 		/* lines that fit in the buffer before it needs a flush */
 		uint64_t room = (OUTBUF - o->n) / PC_LINE, k;
@@ -163,18 +193,29 @@ static void pcs_run(struct nt_out *o, uint64_t pc, const uint8_t *p,
 			unsigned int sz = insn_size(p);
 			uint64_t next = (pc + sz) & mask;
 
-			memcpy(out, line, PC_LINE);
+			memcpy(out, &w0, 8);
+			memcpy(out + 8, &w1, 8);
+			memcpy(out + 16, &w2, 8);
 			if (len > 4)	/* at least two digits */
 				memcpy(out + len - 3, hex2[pc & 0xff], 2);
 			out += len;
 			p += sz;
-			if ((next ^ pc) >> 8 || len <= 4)
-				len = pc_line(line, next);
+			if ((next ^ pc) >> 8 || len <= 4) {
+				len = pc_words(next, w);
+				w0 = w[0];
+				w1 = w[1];
+				w2 = w[2];
+			}
 			pc = next;
 		}
 		o->n = (size_t)(out - o->buf);
 		n -= room;
 	}
+	o->line[0] = w0;
+	o->line[1] = w1;
+	o->line[2] = w2;
+	o->line_len = len;
+	o->line_page = pc >> 8;
 }
 
 static void pcs_event(struct nt_out *o, const struct nt_event *ev)

@@ -1379,6 +1379,10 @@ static void pc_list_writer(void)
 	static const uint8_t pattern[] = { 0x13, 0x01, 0x01, 0x00, 0x01, 0x00,
 					   0x13, 0x00, 0x01, 0x00, 0x13, 0x00,
 					   0x00, 0x00, 0x01, 0x00 };
+	static const uint64_t short_runs[] = {
+		0x20, 0x4, 0x24, 0xf8, 0x1000, 0x10f8, 0x1010, 0xabc, 0x2, 0x0,
+		0x10, 0xfffffff8,
+	};
 	uint8_t *code = malloc(1 << 20);
 	size_t k, i;
 
@@ -1410,11 +1414,25 @@ static void pc_list_writer(void)
 		ev.ninsn = n;
 		ev.code = code;
 		nt_out_event(o, &ev);
-		/* a one-instruction run and a trap's line after it */
-		ev.from = 0xabc;
-		ev.ninsn = 1;
-		nt_out_event(o, &ev);
-		fprintf(w, "0xabc\n");
+		/*
+		 * Short runs after it: the line of one run's page is kept
+		 * for the next, and must not be for a PC of fewer digits.
+		 */
+		for (i = 0; i < sizeof(short_runs) / sizeof(short_runs[0]);
+		     i++) {
+			pc = short_runs[i];
+			p = code;
+			ev.from = pc;
+			ev.ninsn = 3;
+			nt_out_event(o, &ev);
+			for (n = 0; n < 3; n++) {
+				unsigned int sz = (p[0] & 3) == 3 ? 4 : 2;
+
+				fprintf(w, "0x%" PRIx64 "\n", pc);
+				pc = (pc + sz) & mask;
+				p += sz;
+			}
+		}
 		nt_out_finish(o);
 		nt_out_free(o);
 		fclose(f);

@@ -99,6 +99,9 @@ struct src_dec {
 	bool own_known;		/* an Ownership message gave priv */
 	bool priv_may_change;	/* the last message: a trap, xRET or sync */
 	bool want_scontext;	/* an hcontext Ownership wants its scontext */
+	/* the block the last walk ended with, for the next: see walk() */
+	uint32_t walk_prev, walk_resets;
+	uint8_t walk_out;
 };
 
 /* B-TYPE values an encoder reports traps with */
@@ -143,6 +146,11 @@ struct nt_decoder {
 	bool ecall;			/* ... at an ecall counted as retired */
 	bool end_inferred;		/* ... at a jump whose target it inferred */
 	bool next_known;
+	/*
+	 * The INSNS event of walks: what a walk does not set stays zero
+	 * (btype, sync, evcode, error), so it is not built anew each time.
+	 */
+	struct nt_event walk_ev;
 };
 
 void nt_decoder_cfg_default(struct nt_decoder_cfg *cfg)
@@ -502,9 +510,10 @@ static void reset_state(struct src_dec *s)
 
 /* ---- walking ---------------------------------------------------------- */
 
+/* hist_init() leaves rep 0 when there are no bits to repeat */
 static bool hist_has(const struct hist_src *hs)
 {
-	return hs->rep && hs->nbits;
+	return hs->rep != 0;
 }
 
 static unsigned int hist_take(struct hist_src *hs)
@@ -743,10 +752,11 @@ static int walk(struct nt_decoder *d, struct src_dec *s, uint64_t rem,
 		struct hist_src *hs, int end, uint64_t target)
 {
 	uint64_t quiet = 0;	/* half-words since the last HIST bit */
-	struct nt_event ev;
-	uint32_t prev = 0;	/* index + 1 of the block before, 0: none */
-	uint32_t prev_resets = 0;
-	unsigned int prev_out = 0;
+	struct nt_event *ev = &d->walk_ev;
+	/* index + 1 of the block before, 0: none; it may be the last walk's */
+	uint32_t prev = s->walk_prev;
+	uint32_t prev_resets = s->walk_resets;
+	unsigned int prev_out = s->walk_out;
 	int r;
 
 	d->end_ok = false;
@@ -754,7 +764,12 @@ static int walk(struct nt_decoder *d, struct src_dec *s, uint64_t rem,
 	d->end_inferred = false;
 	d->next_known = true;
 	/* what every event of the walk shares, set once */
-	event_init(d, &ev, NT_EV_INSNS, s);
+	ev->kind = NT_EV_INSNS;
+	ev->src = d->msg ? d->msg->src : 0;
+	ev->time = d->msg ? d->msg->time : 0;
+	ev->offset = d->msg ? d->msg->offset : 0;
+	ev->priv = s->priv;
+	ev->context = s->ctx;
 	for (;;) {
 		const struct block *b;
 		uint64_t need;
@@ -763,6 +778,10 @@ static int walk(struct nt_decoder *d, struct src_dec *s, uint64_t rem,
 			if (hist_has(hs))
 				return fail(d, "HIST bits left with no reachable branch",
 					    s->pc);
+			/* the next walk goes on from the last block's end */
+			s->walk_prev = prev;
+			s->walk_resets = prev_resets;
+			s->walk_out = (uint8_t)prev_out;
 			return 0;
 		}
 		/* the way the block before went last time, or a lookup */
@@ -770,7 +789,9 @@ static int walk(struct nt_decoder *d, struct src_dec *s, uint64_t rem,
 			const struct link *l = &d->blocks[prev - 1].link[prev_out];
 
 			if (l->pc == s->pc && l->gen == s->order_gen) {
+				prev = l->blk + 1;
 				b = &d->blocks[l->blk];
+				goto linked;
 			} else {
 				b = get_block(d, s, s->pc);
 				if (b && d->resets == prev_resets) {
@@ -789,10 +810,11 @@ static int walk(struct nt_decoder *d, struct src_dec *s, uint64_t rem,
 			return fail(d, "PC outside every program image", s->pc);
 		prev = (uint32_t)(b - d->blocks) + 1;
 		prev_resets = d->resets;
+linked:
 		need = b->need;
-		ev.from = s->pc;
-		ev.code = b->code;
-		ev.flags = 0;
+		ev->from = s->pc;
+		ev->code = b->code;
+		ev->flags = 0;
 
 		if (rem != UNBOUNDED && rem < need) {
 			/* the message ends inside this block's straight run */
@@ -801,16 +823,17 @@ static int walk(struct nt_decoder *d, struct src_dec *s, uint64_t rem,
 			if (hist_has(hs))
 				return fail(d, "HIST bits left with no reachable branch",
 					    s->pc);
-			ev.itype = NT_ITYPE_NONE;
-			ev.ninsn = 0;
-			h = plain_run(d, b, rem, &ev);
+			ev->itype = NT_ITYPE_NONE;
+			ev->ninsn = 0;
+			s->walk_prev = 0;	/* it ends inside the block */
+			h = plain_run(d, b, rem, ev);
 			if (h != rem)
 				return fail(d, "I-CNT ends inside an instruction",
-					    ev.to);
-			s->pc = ev.to;
-			d->st.insns += ev.ninsn;
+					    ev->to);
+			s->pc = ev->to;
+			d->st.insns += ev->ninsn;
 			d->st.halfwords += h;
-			d->fn(d->ctx, &ev);
+			d->fn(d->ctx, ev);
 			return 0;
 		}
 		if (!b->term_ok)
@@ -835,24 +858,24 @@ static int walk(struct nt_decoder *d, struct src_dec *s, uint64_t rem,
 			    (b->term.iclass == NT_IC_JAL && d->cfg.all_jumps))
 				quiet = 0;	/* it takes the next bit */
 		}
-		ev.last = b->term_pc;
-		ev.ninsn = b->plain_n + 1ull;
-		r = terminator(d, s, b, hs, rem == 0, end, target, &ev);
+		ev->last = b->term_pc;
+		ev->ninsn = b->plain_n + 1ull;
+		r = terminator(d, s, b, hs, rem == 0, end, target, ev);
 		if (r < 0)
 			return -1;
 		if (r == ECALL_COUNTED) {
-			ecall_counted(d, s, b, &ev, end);
+			ecall_counted(d, s, b, ev, end);
 			return 0;
 		}
-		d->end_inferred = rem == 0 && (ev.flags & NT_EVF_INFERRED);
-		d->st.insns += ev.ninsn;
+		d->end_inferred = rem == 0 && (ev->flags & NT_EVF_INFERRED);
+		d->st.insns += ev->ninsn;
 		d->st.halfwords += need;
-		prev_out = (ev.flags & NT_EVF_TAKEN) != 0;
+		prev_out = (ev->flags & NT_EVF_TAKEN) != 0;
 		d->st.transfers += prev_out;
-		d->fn(d->ctx, &ev);
-		if (ev.flags & NT_EVF_NO_NEXT)
+		d->fn(d->ctx, ev);
+		if (ev->flags & NT_EVF_NO_NEXT)
 			return 0;
-		s->pc = ev.to;
+		s->pc = ev->to;
 	}
 }
 

@@ -601,18 +601,13 @@ struct nt_reader *nt_reader_new(const struct nt_stream_cfg *cfg)
 	}
 	r->addr_mask = low_mask(r->cfg.xlen == 32 ? 32 : 64);
 	r->addr_field_mask = low_mask(addr_field_bits(&r->cfg));
-	/*
-	 * Branch messages of up to eight bytes go the lean way when neither
-	 * a TSTAMP nor the address extension can change their fields.
-	 */
-	if (!r->cfg.timestamps && !r->cfg.extend_addr_msb) {
-		r->lean_nvar[NT_TCODE_DIRECT_BRANCH] = 1;
-		r->lean_nvar[NT_TCODE_INDIRECT_BRANCH] = 2;
-		r->lean_nvar[NT_TCODE_INDIRECT_BRANCH_HIST] = 3;
-		for (unsigned int t = 0; t < 64; t++)
-			if (r->max_bytes[t] < 8)
-				r->lean_nvar[t] = 0;
-	}
+	/* branch messages of up to eight bytes go the lean way */
+	r->lean_nvar[NT_TCODE_DIRECT_BRANCH] = 1;
+	r->lean_nvar[NT_TCODE_INDIRECT_BRANCH] = 2;
+	r->lean_nvar[NT_TCODE_INDIRECT_BRANCH_HIST] = 3;
+	for (unsigned int t = 0; t < 64; t++)
+		if (r->max_bytes[t] < 8)
+			r->lean_nvar[t] = 0;
 	return r;
 }
 
@@ -857,8 +852,8 @@ static unsigned int field_end_bits(uint64_t e)
 /*
  * The lean path: a DirectBranch, IndirectBranch or IndirectBranchHist
  * that starts at q and ends within its first eight bytes, well formed
- * (one field end per field, none among the fixed bits, no reserved
- * MSEO), in a stream without TSTAMP or address extension. Found, split
+ * (one field end per field and one for a TSTAMP if the stream has
+ * them, none among the fixed bits, no reserved MSEO). Found, split
  * and given its meaning with word operations straight from the bytes:
  * the same message as the general path makes of it, at a fraction of
  * the work. Returns its length, or 0 to leave it to the general path
@@ -868,7 +863,7 @@ static uint32_t lean_branch(struct nt_reader *r, const uint8_t *q,
 			    struct nt_msg *m)
 {
 	uint64_t w, bit0, bit1, last, keep, x, ends, icnt, uaddr = 0, hist = 0;
-	uint64_t target = 0;
+	uint64_t target = 0, tstamp = 0;
 	unsigned int tcode, nvar, j, fb, end0, end1 = 0, end2, src = 0;
 	uint32_t fields = NT_F_ICNT;
 	struct src_state *st;
@@ -911,8 +906,10 @@ static uint32_t lean_branch(struct nt_reader *r, const uint8_t *q,
 		if (!ends)
 			return 0;
 		end1 = field_end_bits(ends);
-		uaddr = (x >> end0) & ((1ull << (end1 - end0)) - 1) &
-			r->addr_field_mask;
+		uaddr = (x >> end0) & ((1ull << (end1 - end0)) - 1);
+		uaddr = r->cfg.extend_addr_msb ?
+			extend_addr(&r->cfg, uaddr, end1 - end0) :
+			uaddr & r->addr_field_mask;
 		end2 = end1;
 		fields |= NT_F_BTYPE | NT_F_UADDR;
 		if (nvar > 2) {
@@ -924,9 +921,15 @@ static uint32_t lean_branch(struct nt_reader *r, const uint8_t *q,
 			fields |= NT_F_HIST;
 		}
 	}
-	/* the field just taken must be the last one */
-	if (ends & (ends - 1))
-		return 0;
+	/* the field just taken must be the last one, or the TSTAMP follows */
+	ends &= ends - 1;
+	if (ends) {
+		if (!r->cfg.timestamps || (ends & (ends - 1)))
+			return 0;
+		tstamp = (x >> end2) &
+			 ((1ull << (field_end_bits(ends) - end2)) - 1);
+		fields |= NT_F_TSTAMP;
+	}
 	if (r->cfg.src_bits) {
 		src = (unsigned int)(x >> 6) & ((1u << r->cfg.src_bits) - 1);
 		fields |= NT_F_SRC;
@@ -955,7 +958,14 @@ static uint32_t lean_branch(struct nt_reader *r, const uint8_t *q,
 	m->addr_field = uaddr;
 	m->target = target;
 	m->hist = hist;
-	m->tstamp = 0;
+	m->tstamp = tstamp;
+	if (fields & NT_F_TSTAMP) {
+		/* chapter 7.5: relative in all but sync messages */
+		if (r->cfg.quirks & NT_QUIRK_SIFIVE)
+			st->time ^= tstamp;	/* the bits that changed */
+		else
+			st->time += tstamp;
+	}
 	m->time = st->time;
 	return j + 1;
 }

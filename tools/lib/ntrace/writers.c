@@ -180,15 +180,18 @@ static void pcs_run(struct nt_out *o, uint64_t pc, const uint8_t *p,
 	}
 	while (n) {
 		/* lines that fit in the buffer before it needs a flush */
-		uint64_t room = (OUTBUF - o->n) / PC_LINE, k;
+		uint64_t room = n, k;
 		char *out = o->buf + o->n;
 
-		if (!room) {
-			flush(o);
-			continue;
+		if (n > OUTBUF / PC_LINE || o->n + n * PC_LINE > OUTBUF) {
+			room = (OUTBUF - o->n) / PC_LINE;
+			if (!room) {
+				flush(o);
+				continue;
+			}
+			if (room > n)
+				room = n;
 		}
-		if (room > n)
-			room = n;
 		for (k = 0; k < room; k++) {
 			unsigned int sz = insn_size(p);
 			uint64_t next = (pc + sz) & mask;
@@ -491,10 +494,10 @@ struct nt_out *nt_out_new(const struct nt_out_cfg *cfg, FILE *f)
 	return o;
 }
 
-void nt_out_event(void *out, const struct nt_event *ev)
+/* Every event but the PC list's straight runs. */
+static void __attribute__((noinline))
+other_event(struct nt_out *o, const struct nt_event *ev)
 {
-	struct nt_out *o = out;
-
 	switch (o->cfg.format) {
 	case NT_OUT_PCS:
 		pcs_event(o, ev);
@@ -512,6 +515,21 @@ void nt_out_event(void *out, const struct nt_event *ev)
 		bluespec_event(o, ev);
 		break;
 	}
+}
+
+void nt_out_event(void *out, const struct nt_event *ev)
+{
+	struct nt_out *o = out;
+
+	/* most calls: a straight run for the PC list, kept short */
+	if (o->cfg.format == NT_OUT_PCS && ev->kind == NT_EV_INSNS) {
+		if (ev->ninsn)
+			pcs_run(o, ev->from, ev->code, ev->ninsn,
+				(o->cfg.isa & NT_ISA_RV32) ? 0xffffffffull :
+							     ~0ull);
+		return;
+	}
+	other_event(o, ev);
 }
 
 int nt_out_finish(struct nt_out *o)

@@ -745,6 +745,84 @@ static void ecall_counted(struct nt_decoder *d, struct src_dec *s,
 }
 
 /*
+ * The blocks in the middle of a message's walk, as walk() would take
+ * them, without its care for the rest: reached through a link, not the
+ * last of the message's I-CNT (rem stays above zero), ending with a
+ * conditional branch (a HIST bit, or not taken in BTM), a direct jump
+ * or call without all-jumps, or the cut of a long straight run. Stops
+ * at the first block that is anything else, and walk() takes that one.
+ * *prev, *out: the block before and which way it went, as in walk().
+ */
+static void walk_simple(struct nt_decoder *d, struct src_dec *s,
+			uint64_t *remp, struct hist_src *hs, uint32_t *prev,
+			unsigned int *out, struct nt_event *ev)
+{
+	const struct block *blocks = d->blocks;
+	uint64_t rem = *remp, pc = s->pc, mask = xmask(d);
+	bool htm = d->cfg.mode == NT_MODE_HTM;
+	uint32_t gen = s->order_gen;
+	const struct link *l = &blocks[*prev - 1].link[*out];
+
+	while (l->pc == pc && l->gen == gen) {
+		const struct block *b = &blocks[l->blk];
+		const struct nt_insn *t = &b->term;
+		uint64_t fall = (b->term_pc + t->size) & mask, to;
+		unsigned int taken;
+
+		if (rem <= b->need)
+			break;
+		switch (t->iclass) {
+		case NT_IC_BRANCH:
+			if (hist_has(hs))
+				taken = hist_take(hs);
+			else if (!htm)
+				taken = 0;
+			else
+				goto done;	/* walk() reports it */
+			ev->itype = taken ? NT_ITYPE_BRANCH_TAKEN :
+					    NT_ITYPE_BRANCH_NOT_TAKEN;
+			to = taken ? t->target : fall;
+			break;
+		case NT_IC_JAL:
+			if (d->cfg.all_jumps)
+				goto done;
+			if (t->itype == NT_ITYPE_DIRECT_CALL)
+				push(d, s, fall);
+			ev->itype = t->itype;
+			taken = 1;
+			to = t->target;
+			break;
+		case NT_IC_OTHER:
+		case NT_IC_LUI:
+		case NT_IC_AUIPC:
+			ev->itype = NT_ITYPE_NONE;
+			taken = 0;
+			to = fall;
+			break;
+		default:
+			goto done;
+		}
+		rem -= b->need;
+		ev->from = pc;
+		ev->code = b->code;
+		ev->last = b->term_pc;
+		ev->ninsn = b->plain_n + 1ull;
+		ev->flags = taken ? NT_EVF_TAKEN : 0;
+		ev->to = to;
+		d->st.insns += ev->ninsn;
+		d->st.halfwords += b->need;
+		d->st.transfers += taken;
+		*prev = l->blk + 1;
+		*out = taken;
+		l = &b->link[taken];
+		s->pc = pc = to;
+		d->fn(d->ctx, ev);
+	}
+done:
+	*remp = rem;
+}
+
+/*
  * Walk rem half-words (UNBOUNDED: until the HIST bits are used up) from
  * s->pc, emitting INSNS events. Returns 0 or -1 (d->err says why).
  */
@@ -784,6 +862,8 @@ static int walk(struct nt_decoder *d, struct src_dec *s, uint64_t rem,
 			s->walk_out = (uint8_t)prev_out;
 			return 0;
 		}
+		if (rem != UNBOUNDED && prev && d->resets == prev_resets)
+			walk_simple(d, s, &rem, hs, &prev, &prev_out, ev);
 		/* the way the block before went last time, or a lookup */
 		if (prev && d->resets == prev_resets) {
 			const struct link *l = &d->blocks[prev - 1].link[prev_out];

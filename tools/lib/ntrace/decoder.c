@@ -745,17 +745,21 @@ static void ecall_counted(struct nt_decoder *d, struct src_dec *s,
 }
 
 /*
- * The blocks in the middle of a message's walk, as walk() would take
- * them, without its care for the rest: reached through a link, not the
- * last of the message's I-CNT (rem stays above zero), ending with a
+ * The common blocks of a message's walk, as walk() and terminator()
+ * would take them, without their care for the rest: reached through a
+ * link and, in the middle of the message's I-CNT, ending with a
  * conditional branch (a HIST bit, or not taken in BTM), a direct jump
- * or call without all-jumps, or the cut of a long straight run. Stops
- * at the first block that is anything else, and walk() takes that one.
- * *prev, *out: the block before and which way it went, as in walk().
+ * or call without all-jumps, or the cut of a long straight run; as the
+ * last, with the indirect transfer whose target the message gives
+ * (end END_INDIRECT or END_SYNC, no HIST bits left), or in BTM the
+ * branch a DirectBranch ends at. Stops at the first block that is
+ * anything else, and walk() takes that one. *prev, *out: the block
+ * before and which way it went, as in walk().
  */
 static void walk_simple(struct nt_decoder *d, struct src_dec *s,
 			uint64_t *remp, struct hist_src *hs, uint32_t *prev,
-			unsigned int *out, struct nt_event *ev)
+			unsigned int *out, struct nt_event *ev, int end,
+			uint64_t target)
 {
 	const struct block *blocks = d->blocks;
 	uint64_t rem = *remp, pc = s->pc, mask = xmask(d);
@@ -768,23 +772,54 @@ static void walk_simple(struct nt_decoder *d, struct src_dec *s,
 		const struct nt_insn *t = &b->term;
 		uint64_t fall = (b->term_pc + t->size) & mask, to;
 		unsigned int taken;
+		uint64_t ret;
+		bool last;
 
-		if (rem <= b->need)
+		if (rem < b->need)
 			break;
+		last = rem == b->need;
 		switch (t->iclass) {
 		case NT_IC_BRANCH:
-			if (hist_has(hs))
+			if (last) {
+				/* BTM: the branch the DirectBranch ends at */
+				if (hist_has(hs) || htm || end != END_DIRECT)
+					goto done;
+				taken = 1;
+				d->end_ok = true;
+			} else if (hist_has(hs)) {
 				taken = hist_take(hs);
-			else if (!htm)
+			} else if (!htm) {
 				taken = 0;
-			else
+			} else {
 				goto done;	/* walk() reports it */
+			}
 			ev->itype = taken ? NT_ITYPE_BRANCH_TAKEN :
 					    NT_ITYPE_BRANCH_NOT_TAKEN;
 			to = taken ? t->target : fall;
 			break;
+		case NT_IC_JALR:
+		case NT_IC_POPRET:
+		case NT_IC_TABLE_JUMP:
+		case NT_IC_TRAP_RETURN:
+			/* the message says where it went */
+			if (!last || hist_has(hs) ||
+			    (end != END_INDIRECT && end != END_SYNC))
+				goto done;
+			if (t->itype == NT_ITYPE_RETURN ||
+			    t->itype == NT_ITYPE_COROUTINE_SWAP)
+				pop(d, s, &ret);
+			if (t->itype == NT_ITYPE_INDIRECT_CALL ||
+			    t->itype == NT_ITYPE_COROUTINE_SWAP)
+				push(d, s, fall);
+			if (t->iclass == NT_IC_TRAP_RETURN)
+				s->priv_may_change = true;
+			d->end_ok = true;
+			ev->itype = t->itype;
+			taken = 1;
+			to = target;
+			break;
 		case NT_IC_JAL:
-			if (d->cfg.all_jumps)
+			if (last || d->cfg.all_jumps)
 				goto done;
 			if (t->itype == NT_ITYPE_DIRECT_CALL)
 				push(d, s, fall);
@@ -795,6 +830,8 @@ static void walk_simple(struct nt_decoder *d, struct src_dec *s,
 		case NT_IC_OTHER:
 		case NT_IC_LUI:
 		case NT_IC_AUIPC:
+			if (last)
+				goto done;
 			ev->itype = NT_ITYPE_NONE;
 			taken = 0;
 			to = fall;
@@ -817,6 +854,8 @@ static void walk_simple(struct nt_decoder *d, struct src_dec *s,
 		l = &b->link[taken];
 		s->pc = pc = to;
 		d->fn(d->ctx, ev);
+		if (last)
+			break;
 	}
 done:
 	*remp = rem;
@@ -862,8 +901,12 @@ static int walk(struct nt_decoder *d, struct src_dec *s, uint64_t rem,
 			s->walk_out = (uint8_t)prev_out;
 			return 0;
 		}
-		if (rem != UNBOUNDED && prev && d->resets == prev_resets)
-			walk_simple(d, s, &rem, hs, &prev, &prev_out, ev);
+		if (rem != UNBOUNDED && prev && d->resets == prev_resets) {
+			walk_simple(d, s, &rem, hs, &prev, &prev_out, ev, end,
+				    target);
+			if (!rem)
+				continue;	/* it took the last block */
+		}
 		/* the way the block before went last time, or a lookup */
 		if (prev && d->resets == prev_resets) {
 			const struct link *l = &d->blocks[prev - 1].link[prev_out];

@@ -20,6 +20,9 @@ struct br {
 	uint64_t from, to;
 };
 
+/* Longest PC line: "0x", 16 digits, newline; lines are copied this wide. */
+#define PC_LINE 24
+
 struct nt_out {
 	struct nt_out_cfg cfg;
 	FILE *f;
@@ -27,12 +30,14 @@ struct nt_out {
 	char buf[OUTBUF];
 	size_t n;
 	/*
-	 * PC list: the line of a PC of the 256-byte page line_page, as
-	 * pc_line() makes it, kept from one event to the next (line_len 0:
-	 * none); the PCs of a page differ only in their last two digits.
+	 * PC list: the line of line_pc as pc_line() makes it, kept from
+	 * one event to the next (line_len 0: none); see set_line().
 	 */
-	uint64_t line[3];
-	uint64_t line_page;
+	union {
+		char text[PC_LINE];
+		uint64_t words[PC_LINE / 8];	/* copied out a word at a time */
+	} line;
+	uint64_t line_pc;
 	unsigned int line_len;
 	/* brstack sampling */
 	struct br *ring;
@@ -121,8 +126,6 @@ static const char hex2[256][2] = {
 #undef H2
 };
 
-/* Longest PC line: "0x", 16 digits, newline; lines are copied this wide. */
-#define PC_LINE 24
 
 /*
  * The PC-list line of pc into line[PC_LINE] (the bytes after the
@@ -144,40 +147,41 @@ static unsigned int pc_line(char line[PC_LINE], uint64_t v)
 	return nd + 3;
 }
 
-/* pc_line() into three words that stay in registers while copied out */
-static unsigned int pc_words(uint64_t pc, uint64_t w[3])
+/*
+ * The writer's line made the line of pc; returns its length. The lines
+ * of a 256-byte page differ only in their last two digits, which the
+ * caller writes; those of a 64 KiB page (of at least five digits) only
+ * in their last four, two of which are rewritten here. Anything else is
+ * formatted anew.
+ */
+static unsigned int set_line(struct nt_out *o, uint64_t pc)
 {
-	char line[PC_LINE] = { 0 };
-	unsigned int len = pc_line(line, pc);
+	uint64_t old = o->line_pc;
 
-	memcpy(w, line, PC_LINE);
-	return len;
+	if (o->line_len > 4 && pc >= 0x10 && pc >> 8 == old >> 8)
+		;
+	else if (o->line_len && pc >= 0x10000 && pc >> 16 == old >> 16)
+		memcpy(o->line.text + o->line_len - 5, hex2[(pc >> 8) & 0xff],
+		       2);
+	else
+		o->line_len = pc_line(o->line.text, pc);
+	o->line_pc = pc;
+	return o->line_len;
 }
 
 /*
- * One line per instruction of a straight run: the line of a PC is
- * formatted once a 256-byte page and copied, a fixed PC_LINE bytes at a
- * time, with only its last two digits rewritten; most PC lines cost
- * three stores, a table load and a store.
+ * One line per instruction of a straight run: the line is copied, a
+ * fixed PC_LINE bytes at a time from three words kept in registers,
+ * with only its last two digits rewritten; most PC lines cost three
+ * stores, a table load and a store.
  */
 static void pcs_run(struct nt_out *o, uint64_t pc, const uint8_t *p,
 		    uint64_t n, uint64_t mask)
 {
-	uint64_t w[3], w0, w1, w2;
-	unsigned int len;
+	unsigned int len = set_line(o, pc);
+	uint64_t w0 = o->line.words[0], w1 = o->line.words[1],
+		 w2 = o->line.words[2];
 
-	/* a line of two digits or more: the page's lines are alike */
-	if (o->line_len > 4 && pc >= 0x10 && pc >> 8 == o->line_page) {
-		w0 = o->line[0];
-		w1 = o->line[1];
-		w2 = o->line[2];
-		len = o->line_len;
-	} else {
-		len = pc_words(pc, w);
-		w0 = w[0];
-		w1 = w[1];
-		w2 = w[2];
-	}
 	while (n) {
 		/* lines that fit in the buffer before it needs a flush */
 		uint64_t room = n, k;
@@ -204,21 +208,16 @@ static void pcs_run(struct nt_out *o, uint64_t pc, const uint8_t *p,
 			out += len;
 			p += sz;
 			if ((next ^ pc) >> 8 || len <= 4) {
-				len = pc_words(next, w);
-				w0 = w[0];
-				w1 = w[1];
-				w2 = w[2];
+				len = set_line(o, next);
+				w0 = o->line.words[0];
+				w1 = o->line.words[1];
+				w2 = o->line.words[2];
 			}
 			pc = next;
 		}
 		o->n = (size_t)(out - o->buf);
 		n -= room;
 	}
-	o->line[0] = w0;
-	o->line[1] = w1;
-	o->line[2] = w2;
-	o->line_len = len;
-	o->line_page = pc >> 8;
 }
 
 static void pcs_event(struct nt_out *o, const struct nt_event *ev)

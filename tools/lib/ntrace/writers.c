@@ -154,7 +154,7 @@ static unsigned int pc_line(char line[PC_LINE], uint64_t v)
  * in their last four, two of which are rewritten here. Anything else is
  * formatted anew.
  */
-static unsigned int set_line(struct nt_out *o, uint64_t pc)
+static inline unsigned int set_line(struct nt_out *o, uint64_t pc)
 {
 	uint64_t old = o->line_pc;
 
@@ -173,20 +173,28 @@ static unsigned int set_line(struct nt_out *o, uint64_t pc)
  * One line per instruction of a straight run: the line is copied, a
  * fixed PC_LINE bytes at a time from three words kept in registers,
  * with only its last two digits rewritten; most PC lines cost three
- * stores, a table load and a store.
+ * stores, a table load and a store. The inner loop ends at a new
+ * 256-byte page or when the buffer needs a flush.
  */
 static void pcs_run(struct nt_out *o, uint64_t pc, const uint8_t *p,
 		    uint64_t n, uint64_t mask)
 {
-	unsigned int len = set_line(o, pc);
-	uint64_t w0 = o->line.words[0], w1 = o->line.words[1],
-		 w2 = o->line.words[2];
-
 	while (n) {
-		/* lines that fit in the buffer before it needs a flush */
-		uint64_t room = n, k;
-		char *out = o->buf + o->n;
+		uint64_t room, w0, w1, w2, next;
+		unsigned int len, sz;
+		char *out;
 
+		if (pc < 0x10) {
+			/* one digit: none to patch */
+			put_hex(o, pc, '\n');
+			sz = insn_size(p);
+			p += sz;
+			pc = (pc + sz) & mask;
+			n--;
+			continue;
+		}
+		/* lines that fit in the buffer before it needs a flush */
+		room = n;
 		if (n > OUTBUF / PC_LINE || o->n + n * PC_LINE > OUTBUF) {
 			room = (OUTBUF - o->n) / PC_LINE;
 			if (!room) {
@@ -196,27 +204,30 @@ static void pcs_run(struct nt_out *o, uint64_t pc, const uint8_t *p,
 			if (room > n)
 				room = n;
 		}
-		for (k = 0; k < room; k++) {
-			unsigned int sz = insn_size(p);
-			uint64_t next = (pc + sz) & mask;
-
+		len = set_line(o, pc);
+		w0 = o->line.words[0];
+		w1 = o->line.words[1];
+		w2 = o->line.words[2];
+		out = o->buf + o->n;
+		n -= room;
+		do {
+			sz = insn_size(p);
+			next = (pc + sz) & mask;
 			memcpy(out, &w0, 8);
 			memcpy(out + 8, &w1, 8);
 			memcpy(out + 16, &w2, 8);
-			if (len > 4)	/* at least two digits */
-				memcpy(out + len - 3, hex2[pc & 0xff], 2);
+			memcpy(out + len - 3, hex2[pc & 0xff], 2);
 			out += len;
 			p += sz;
-			if ((next ^ pc) >> 8 || len <= 4) {
-				len = set_line(o, next);
-				w0 = o->line.words[0];
-				w1 = o->line.words[1];
-				w2 = o->line.words[2];
+			room--;
+			if ((next ^ pc) >> 8) {
+				pc = next;
+				break;
 			}
 			pc = next;
-		}
+		} while (room);
+		n += room;	/* the lines a new page left */
 		o->n = (size_t)(out - o->buf);
-		n -= room;
 	}
 }
 

@@ -756,16 +756,18 @@ static void ecall_counted(struct nt_decoder *d, struct src_dec *s,
  * anything else, and walk() takes that one. *prev, *out: the block
  * before and which way it went, as in walk().
  */
-static void walk_simple(struct nt_decoder *d, struct src_dec *s,
-			uint64_t *remp, struct hist_src *hs, uint32_t *prev,
-			unsigned int *out, struct nt_event *ev, int end,
+static inline __attribute__((always_inline))
+void walk_simple(struct nt_decoder *d, struct src_dec *s,
+			uint64_t *remp, struct hist_src *hs, uint32_t *prevp,
+			unsigned int *outp, struct nt_event *ev, int end,
 			uint64_t target)
 {
 	const struct block *blocks = d->blocks;
 	uint64_t rem = *remp, pc = s->pc, mask = xmask(d);
 	bool htm = d->cfg.mode == NT_MODE_HTM;
-	uint32_t gen = s->order_gen;
-	const struct link *l = &blocks[*prev - 1].link[*out];
+	uint32_t gen = s->order_gen, prev = *prevp;
+	unsigned int out = *outp;
+	const struct link *l = &blocks[prev - 1].link[out];
 
 	while (l->pc == pc && l->gen == gen) {
 		const struct block *b = &blocks[l->blk];
@@ -849,8 +851,8 @@ static void walk_simple(struct nt_decoder *d, struct src_dec *s,
 		d->st.insns += ev->ninsn;
 		d->st.halfwords += b->need;
 		d->st.transfers += taken;
-		*prev = l->blk + 1;
-		*out = taken;
+		prev = l->blk + 1;
+		out = taken;
 		l = &b->link[taken];
 		s->pc = pc = to;
 		d->fn(d->ctx, ev);
@@ -859,6 +861,26 @@ static void walk_simple(struct nt_decoder *d, struct src_dec *s,
 	}
 done:
 	*remp = rem;
+	*prevp = prev;
+	*outp = out;
+}
+
+/* What a walk starts with: its outcome unknown, its events' fields. */
+static void walk_start(struct nt_decoder *d, const struct src_dec *s)
+{
+	struct nt_event *ev = &d->walk_ev;
+
+	d->end_ok = false;
+	d->ecall = false;
+	d->end_inferred = false;
+	d->next_known = true;
+	/* what every event of the walk shares, set once */
+	ev->kind = NT_EV_INSNS;
+	ev->src = d->msg ? d->msg->src : 0;
+	ev->time = d->msg ? d->msg->time : 0;
+	ev->offset = d->msg ? d->msg->offset : 0;
+	ev->priv = s->priv;
+	ev->context = s->ctx;
 }
 
 /*
@@ -876,17 +898,7 @@ static int walk(struct nt_decoder *d, struct src_dec *s, uint64_t rem,
 	unsigned int prev_out = s->walk_out;
 	int r;
 
-	d->end_ok = false;
-	d->ecall = false;
-	d->end_inferred = false;
-	d->next_known = true;
-	/* what every event of the walk shares, set once */
-	ev->kind = NT_EV_INSNS;
-	ev->src = d->msg ? d->msg->src : 0;
-	ev->time = d->msg ? d->msg->time : 0;
-	ev->offset = d->msg ? d->msg->offset : 0;
-	ev->priv = s->priv;
-	ev->context = s->ctx;
+	walk_start(d, s);
 	for (;;) {
 		const struct block *b;
 		uint64_t need;
@@ -1000,6 +1012,30 @@ linked:
 			return 0;
 		s->pc = ev->to;
 	}
+}
+
+/*
+ * walk() for a message's I-CNT (rem not UNBOUNDED), its common blocks
+ * taken by walk_simple() first: most messages are done without walk().
+ */
+static int walk_msg(struct nt_decoder *d, struct src_dec *s, uint64_t rem,
+		    struct hist_src *hs, int end, uint64_t target)
+{
+	uint32_t prev = s->walk_prev;
+	unsigned int out = s->walk_out;
+
+	walk_start(d, s);
+	if (rem && prev && s->walk_resets == d->resets) {
+		walk_simple(d, s, &rem, hs, &prev, &out, &d->walk_ev, end,
+			    target);
+		/* where the next walk (or walk() here) goes on from */
+		s->walk_prev = prev;
+		s->walk_out = (uint8_t)out;
+		/* it took the last block, with no HIST bits left */
+		if (!rem)
+			return 0;
+	}
+	return walk(d, s, rem, hs, end, target);
 }
 
 /* ---- messages ---------------------------------------------------------- */
@@ -1128,7 +1164,7 @@ static int branch_msg(struct nt_decoder *d, struct src_dec *s,
 		end = m->btype == NT_BTYPE_INDIRECT ? END_INDIRECT : END_TRAP;
 	if (end == END_TRAP && trap_btype(d, s, m->btype))
 		return -1;
-	if (walk(d, s, rem, &hs, end, m->target))
+	if (walk_msg(d, s, rem, &hs, end, m->target))
 		return -1;
 	if (end == END_TRAP || d->ecall)
 		return walked_to_trap(d, s, end == END_TRAP ? m->btype :

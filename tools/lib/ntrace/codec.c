@@ -20,6 +20,8 @@
 #define MSEO_END_MSG	3u
 #define IDLE_BYTE	0xffu
 
+#define BYTES_EACH(v)	(0x0101010101010101ull * (v))
+
 /* Variable fields one message may carry before it is malformed. */
 #define MAX_VAR_FIELDS	(NT_MAX_RAW_FIELDS + 2)
 
@@ -231,6 +233,8 @@ struct nt_reader {
 	uint16_t max_bytes[64];		/* per TCODE */
 	/* the lean path (lean_branch()): variable fields per TCODE, 0 = none */
 	uint8_t lean_nvar[64];
+	/* per TCODE: MSEO bit 0 of the bytes its fixed fields fill */
+	uint64_t lean_fixed_ends[64];
 	uint64_t addr_mask;		/* reconstructed addresses: XLEN bits */
 	uint64_t addr_field_mask;	/* address fields: XLEN - 1 bits */
 	uint8_t buf[NT_MAX_VENDOR_MSG_BYTES];
@@ -605,9 +609,13 @@ struct nt_reader *nt_reader_new(const struct nt_stream_cfg *cfg)
 	r->lean_nvar[NT_TCODE_DIRECT_BRANCH] = 1;
 	r->lean_nvar[NT_TCODE_INDIRECT_BRANCH] = 2;
 	r->lean_nvar[NT_TCODE_INDIRECT_BRANCH_HIST] = 3;
-	for (unsigned int t = 0; t < 64; t++)
+	for (unsigned int t = 0; t < 64; t++) {
 		if (r->max_bytes[t] < 8)
 			r->lean_nvar[t] = 0;
+		/* at most 24 fixed bits: never all eight bytes */
+		r->lean_fixed_ends[t] = ~(~0ull << (8 * (r->fixed_bits[t] / 6))) &
+					BYTES_EACH(1);
+	}
 	return r;
 }
 
@@ -799,7 +807,6 @@ static int deliver_short(struct nt_reader *r, uint64_t acc,
 	return finish_deliver(m, err, off);
 }
 
-#define BYTES_EACH(v)	(0x0101010101010101ull * (v))
 
 /*
  * The common case, a message that starts at q and ends (MSEO=11) within
@@ -859,8 +866,8 @@ static unsigned int field_end_bits(uint64_t e)
  * the work. Returns its length, or 0 to leave it to the general path
  * (which also reports whatever is wrong). q has at least 8 bytes.
  */
-static uint32_t lean_branch(struct nt_reader *r, const uint8_t *q,
-			    struct nt_msg *m)
+static inline uint32_t lean_branch(struct nt_reader *r, const uint8_t *q,
+				   struct nt_msg *m)
 {
 	uint64_t w, bit0, bit1, last, keep, x, ends, icnt, uaddr = 0, hist = 0;
 	uint64_t target = 0, tstamp = 0;
@@ -891,7 +898,7 @@ static uint32_t lean_branch(struct nt_reader *r, const uint8_t *q,
 	ends = bit0 & keep;
 	fb = r->fixed_bits[tcode];
 	/* a byte filled by fixed bits cannot end a field */
-	if (ends & ~(~0ull << (8 * (fb / 6))))
+	if (ends & r->lean_fixed_ends[tcode])
 		return 0;
 	x = (w >> 2) & BYTES_EACH(0x3f) & keep;
 	x = (x & 0x003f003f003f003full) | ((x >> 2) & 0x0fc00fc00fc00fc0ull);
@@ -970,18 +977,10 @@ static uint32_t lean_branch(struct nt_reader *r, const uint8_t *q,
 	return j + 1;
 }
 
-int nt_reader_next(struct nt_reader *r, struct nt_msg *m)
+/* Everything lean_branch() does not take: the byte loop. */
+static int __attribute__((noinline))
+reader_next_general(struct nt_reader *r, struct nt_msg *m)
 {
-	/* the common case first: a short branch message, nothing pending */
-	if (r->len - r->pos >= 8 && r->after_end && !r->in_msg &&
-	    !r->skipping && !r->perr) {
-		uint32_t n = lean_branch(r, r->chunk + r->pos, m);
-
-		if (n) {
-			r->pos += n;
-			return 1;
-		}
-	}
 	while (r->pos < r->len) {
 		const uint8_t *c = r->chunk;
 		uint64_t off = r->chunk_base + r->pos;
@@ -1130,6 +1129,21 @@ int nt_reader_next(struct nt_reader *r, struct nt_msg *m)
 	if (r->perr)
 		return error_emit(r, m);
 	return 0;
+}
+
+int nt_reader_next(struct nt_reader *r, struct nt_msg *m)
+{
+	/* the common case first: a short branch message, nothing pending */
+	if (r->len - r->pos >= 8 && r->after_end && !r->in_msg &&
+	    !r->skipping && !r->perr) {
+		uint32_t n = lean_branch(r, r->chunk + r->pos, m);
+
+		if (n) {
+			r->pos += n;
+			return 1;
+		}
+	}
+	return reader_next_general(r, m);
 }
 
 /* ---- writer --------------------------------------------------------- */

@@ -231,19 +231,12 @@ static void pcs_run(struct nt_out *o, uint64_t pc, const uint8_t *p,
 	}
 }
 
+/* The PC list's events but straight runs (nt_out_event() takes those). */
 static void pcs_event(struct nt_out *o, const struct nt_event *ev)
 {
-	uint64_t mask = (o->cfg.isa & NT_ISA_RV32) ? 0xffffffffull : ~0ull;
-
-	if (ev->kind == NT_EV_TRAP) {
-		/* an exception's instruction was executed, if not retired */
-		if (ev->itype == NT_ITYPE_EXCEPTION)
-			put_hex(o, ev->from, '\n');
-		return;
-	}
-	if (ev->kind != NT_EV_INSNS || !ev->ninsn)
-		return;
-	pcs_run(o, ev->from, ev->code, ev->ninsn, mask);
+	/* an exception's instruction was executed, if not retired */
+	if (ev->kind == NT_EV_TRAP && ev->itype == NT_ITYPE_EXCEPTION)
+		put_hex(o, ev->from, '\n');
 }
 
 static const char *transfer_name(unsigned int itype)

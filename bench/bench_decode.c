@@ -294,8 +294,8 @@ int main(int argc, char **argv)
 	if (prog_load(&p, dir, slash + 1, 0))
 		die("cannot load %s", argv[optind]);
 
-	printf("# best of %lu, rates use CPU time; /base: MB/s over the "
-	       "byte-sum baseline's\n", reps);
+	printf("# %s: best of %lu, rates use CPU time; /base: MB/s over the "
+	       "byte-sum baseline's\n", slash + 1, reps);
 	printf("%-24s %-8s %8s %8s %7s %7s %10s %8s %6s %9s\n", "option set",
 	       "run", "M insns", "trace MB", "cpu-s", "wall-s", "M insns/s",
 	       "MB/s", "/base", "maxrss KB");

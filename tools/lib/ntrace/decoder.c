@@ -759,23 +759,43 @@ static void ecall_counted(struct nt_decoder *d, struct src_dec *s,
 static inline __attribute__((always_inline))
 void walk_simple(struct nt_decoder *d, struct src_dec *s,
 			uint64_t *remp, struct hist_src *hs, uint32_t *prevp,
-			unsigned int *outp, struct nt_event *ev, int end,
-			uint64_t target)
+			uint32_t *resetsp, unsigned int *outp,
+			struct nt_event *ev, int end, uint64_t target)
 {
-	const struct block *blocks = d->blocks;
 	uint64_t rem = *remp, pc = s->pc, mask = xmask(d);
 	bool htm = d->cfg.mode == NT_MODE_HTM;
-	uint32_t gen = s->order_gen, prev = *prevp;
+	uint32_t gen = s->order_gen, prev = *prevp, resets = *resetsp;
 	unsigned int out = *outp;
-	const struct link *l = &blocks[prev - 1].link[out];
 
-	while (l->pc == pc && l->gen == gen) {
-		const struct block *b = &blocks[l->blk];
-		const struct nt_insn *t = &b->term;
-		uint64_t fall = (b->term_pc + t->size) & mask, to;
+	for (;;) {
+		const struct link *l = &d->blocks[prev - 1].link[out];
+		const struct block *b;
+		const struct nt_insn *t;
+		uint64_t fall, to, ret;
 		unsigned int taken;
-		uint64_t ret;
+		uint32_t bi;
 		bool last;
+
+		if (l->pc == pc && l->gen == gen) {
+			bi = l->blk;
+		} else {
+			/* not linked (yet, or elsewhere): look it up and link it */
+			b = get_block(d, s, pc);
+			if (!b)
+				break;	/* walk() reports it */
+			bi = (uint32_t)(b - d->blocks);
+			/* the block before is gone if the cache started over */
+			if (resets == d->resets) {
+				struct link *w = &d->blocks[prev - 1].link[out];
+
+				w->pc = pc;
+				w->blk = bi;
+				w->gen = gen;
+			}
+		}
+		b = &d->blocks[bi];
+		t = &b->term;
+		fall = (b->term_pc + t->size) & mask;
 
 		if (rem < b->need)
 			break;
@@ -851,9 +871,10 @@ void walk_simple(struct nt_decoder *d, struct src_dec *s,
 		d->st.insns += ev->ninsn;
 		d->st.halfwords += b->need;
 		d->st.transfers += taken;
-		prev = l->blk + 1;
+		/* the block before the next, of the cache as it is now */
+		prev = bi + 1;
+		resets = d->resets;
 		out = taken;
-		l = &b->link[taken];
 		s->pc = pc = to;
 		d->fn(d->ctx, ev);
 		if (last)
@@ -862,6 +883,7 @@ void walk_simple(struct nt_decoder *d, struct src_dec *s,
 done:
 	*remp = rem;
 	*prevp = prev;
+	*resetsp = resets;
 	*outp = out;
 }
 
@@ -914,8 +936,8 @@ static int walk(struct nt_decoder *d, struct src_dec *s, uint64_t rem,
 			return 0;
 		}
 		if (rem != UNBOUNDED && prev && d->resets == prev_resets) {
-			walk_simple(d, s, &rem, hs, &prev, &prev_out, ev, end,
-				    target);
+			walk_simple(d, s, &rem, hs, &prev, &prev_resets,
+				    &prev_out, ev, end, target);
 			if (!rem)
 				continue;	/* it took the last block */
 		}
@@ -1021,15 +1043,16 @@ linked:
 static int walk_msg(struct nt_decoder *d, struct src_dec *s, uint64_t rem,
 		    struct hist_src *hs, int end, uint64_t target)
 {
-	uint32_t prev = s->walk_prev;
+	uint32_t prev = s->walk_prev, resets = s->walk_resets;
 	unsigned int out = s->walk_out;
 
 	walk_start(d, s);
-	if (rem && prev && s->walk_resets == d->resets) {
-		walk_simple(d, s, &rem, hs, &prev, &out, &d->walk_ev, end,
-			    target);
+	if (rem && prev && resets == d->resets) {
+		walk_simple(d, s, &rem, hs, &prev, &resets, &out, &d->walk_ev,
+			    end, target);
 		/* where the next walk (or walk() here) goes on from */
 		s->walk_prev = prev;
+		s->walk_resets = resets;
 		s->walk_out = (uint8_t)out;
 		/* it took the last block, with no HIST bits left */
 		if (!rem)

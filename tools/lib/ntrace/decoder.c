@@ -752,9 +752,10 @@ static void ecall_counted(struct nt_decoder *d, struct src_dec *s,
  * or call without all-jumps, or the cut of a long straight run; as the
  * last, with the indirect transfer whose target the message gives
  * (end END_INDIRECT or END_SYNC, no HIST bits left), or in BTM the
- * branch a DirectBranch ends at. Stops at the first block that is
- * anything else, and walk() takes that one. *prev, *out: the block
- * before and which way it went, as in walk().
+ * branch a DirectBranch ends at. A block not linked yet is looked up
+ * and linked. Stops at the first block that is anything else, and
+ * walk() takes that one. *prevp, *resetsp, *outp: the block before, the
+ * cache (its reset count) it is of and which way it went, as in walk().
  */
 static inline __attribute__((always_inline))
 void walk_simple(struct nt_decoder *d, struct src_dec *s,

@@ -23,12 +23,29 @@ struct br {
 /* Longest PC line: "0x", 16 digits, newline; lines are copied this wide. */
 #define PC_LINE 24
 
+/*
+ * The PC list of a run as it was written last time: a basic block's
+ * lines are the same every time it runs.
+ */
+#define RUN_CACHE	1024		/* entries, a power of two */
+#define RUN_TEXT	128		/* bytes of text one holds */
+
+struct run_text {
+	uint64_t from;
+	const uint8_t *code;
+	uint32_t ninsn;
+	uint32_t len;			/* 0: empty */
+	char text[RUN_TEXT];
+};
+
 struct nt_out {
 	struct nt_out_cfg cfg;
 	FILE *f;
 	bool failed;
 	char buf[OUTBUF];
 	size_t n;
+	uint64_t flushes;
+	struct run_text *runs;		/* RUN_CACHE of them, PC list only */
 	/*
 	 * PC list: the line of line_pc as pc_line() makes it, kept from
 	 * one event to the next (line_len 0: none); see set_line().
@@ -54,6 +71,7 @@ static void flush(struct nt_out *o)
 	if (o->n && fwrite(o->buf, 1, o->n, o->f) != o->n)
 		o->failed = true;
 	o->n = 0;
+	o->flushes++;
 }
 
 static void put_str(struct nt_out *o, const char *s, size_t len)
@@ -229,6 +247,67 @@ static void pcs_run(struct nt_out *o, uint64_t pc, const uint8_t *p,
 		n += room;	/* the lines a new page left */
 		o->n = (size_t)(out - o->buf);
 	}
+}
+
+/*
+ * len bytes from src to dst, 16 at a time (len rounded up): a memcpy of
+ * RUN_TEXT bytes became a slow string instruction here.
+ */
+static void copy_text(char *dst, const char *src, size_t len)
+{
+	typedef uint64_t u64x2 __attribute__((vector_size(16)));
+	size_t i;
+
+	for (i = 0; i < len; i += 16) {
+		u64x2 v;
+
+		memcpy(&v, src + i, sizeof(v));
+		memcpy(dst + i, &v, sizeof(v));
+	}
+}
+
+/*
+ * A straight run for the PC list: the text of the run from the same
+ * place with the same code and length, when it is kept, is copied in
+ * one go (16 bytes at a time, the last ones partly past its end); else
+ * it is written and kept for the next time.
+ */
+static void pcs_cached(struct nt_out *o, const struct nt_event *ev,
+		       uint64_t mask)
+{
+	struct run_text *c;
+	uint64_t flushes;
+	size_t start, len;
+
+	if (!o->runs || ev->ninsn > RUN_TEXT / 4) {
+		pcs_run(o, ev->from, ev->code, ev->ninsn, mask);
+		return;
+	}
+	c = &o->runs[((ev->from >> 1) ^ (ev->from >> 11)) & (RUN_CACHE - 1)];
+	if (c->len && c->from == ev->from && c->code == ev->code &&
+	    c->ninsn == ev->ninsn) {
+		if (OUTBUF - o->n < RUN_TEXT)
+			flush(o);
+		copy_text(o->buf + o->n, c->text, c->len);
+		o->n += c->len;
+		return;
+	}
+	/* room for all its lines: the text is written in one piece */
+	if (OUTBUF - o->n < ev->ninsn * PC_LINE)
+		flush(o);
+	start = o->n;
+	flushes = o->flushes;
+	pcs_run(o, ev->from, ev->code, ev->ninsn, mask);
+	len = o->n - start;
+	if (o->flushes != flushes || len > RUN_TEXT) {
+		c->len = 0;
+		return;
+	}
+	c->from = ev->from;
+	c->code = ev->code;
+	c->ninsn = (uint32_t)ev->ninsn;
+	c->len = (uint32_t)len;
+	memcpy(c->text, o->buf + start, len);
 }
 
 /* The PC list's events but straight runs (nt_out_event() takes those). */
@@ -472,6 +551,10 @@ struct nt_out *nt_out_new(const struct nt_out_cfg *cfg, FILE *f)
 		return NULL;
 	o->cfg = *cfg;
 	o->f = f;
+	if (cfg->format == NT_OUT_PCS) {
+		/* without it, every run is written line by line */
+		o->runs = calloc(RUN_CACHE, sizeof(*o->runs));
+	}
 	if (!o->cfg.brstack_depth)
 		o->cfg.brstack_depth = 32;
 	if (!o->cfg.sample_period)
@@ -527,9 +610,8 @@ void nt_out_event(void *out, const struct nt_event *ev)
 	/* most calls: a straight run for the PC list, kept short */
 	if (o->cfg.format == NT_OUT_PCS && ev->kind == NT_EV_INSNS) {
 		if (ev->ninsn)
-			pcs_run(o, ev->from, ev->code, ev->ninsn,
-				(o->cfg.isa & NT_ISA_RV32) ? 0xffffffffull :
-							     ~0ull);
+			pcs_cached(o, ev, (o->cfg.isa & NT_ISA_RV32) ?
+					  0xffffffffull : ~0ull);
 		return;
 	}
 	other_event(o, ev);
@@ -560,5 +642,6 @@ void nt_out_free(struct nt_out *o)
 	if (o->cfg.format == NT_OUT_BLUESPEC)
 		nt_bsv_writer_free(&o->bsv);
 	free(o->ring);
+	free(o->runs);
 	free(o);
 }

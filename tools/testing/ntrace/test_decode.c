@@ -1433,6 +1433,41 @@ static void pc_list_writer(void)
 				p += sz;
 			}
 		}
+		/*
+		 * The same runs again and again, across buffer flushes: the
+		 * writer keeps a run's text by its start, code and length,
+		 * and must tell apart runs that differ in any of them (the
+		 * code at code + 4 has other sizes), and not keep text
+		 * longer than it holds.
+		 */
+		for (n = 0; n < 20000; n++) {
+			static const struct {
+				uint64_t from;
+				size_t code_off;
+				uint64_t ninsn;
+			} again[] = {
+				{ 0x10000, 0, 3 }, { 0x10000, 0, 5 },
+				{ 0x10000, 4, 3 }, { 0x20000, 0, 3 },
+				{ 0x10000, 0, 40 }, { 0x123456789abcdef0ull, 0, 7 },
+				{ 0x8, 0, 4 }, { 0x10000, 0, 3 },
+			};
+			const struct nt_event *e = &ev;
+			size_t a = n % (sizeof(again) / sizeof(again[0])), m;
+
+			ev.from = again[a].from;
+			ev.code = code + again[a].code_off;
+			ev.ninsn = again[a].ninsn;
+			nt_out_event(o, e);
+			pc = ev.from;
+			p = ev.code;
+			for (m = 0; m < ev.ninsn; m++) {
+				unsigned int sz = (p[0] & 3) == 3 ? 4 : 2;
+
+				fprintf(w, "0x%" PRIx64 "\n", pc);
+				pc = (pc + sz) & mask;
+				p += sz;
+			}
+		}
 		nt_out_finish(o);
 		nt_out_free(o);
 		fclose(f);

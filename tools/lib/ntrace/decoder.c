@@ -39,10 +39,23 @@
 #define MAX_IMAGES		16
 #define MAX_SRC			(1u << NT_MAX_SRC_BITS)
 
+/*
+ * Where a block went last, by outcome (0: fell through or not taken,
+ * 1: taken): the next block without a hash probe, if the walk goes there
+ * again under the same image search order (gen).
+ */
+struct link {
+	uint64_t pc;
+	uint32_t blk;		/* index into blocks */
+	uint32_t gen;		/* src_dec.order_gen it was made under; 0 = none */
+};
+
 struct block {
 	uint64_t start, term_pc;
 	const uint8_t *code;
 	uint32_t plain_n, plain_half;
+	uint32_t need;		/* half-words of the whole block */
+	struct link link[2];
 	struct nt_insn term;
 	bool term_ok;		/* false: no decodable instruction at term_pc */
 	bool term_outside;	/* ... because the image ended there */
@@ -75,6 +88,7 @@ struct src_dec {
 	uint64_t ctx;
 	uint8_t order[MAX_IMAGES];	/* images to search, in order */
 	uint8_t norder;
+	uint32_t order_gen;	/* changes with order: see struct link */
 	uint64_t pend_icnt;	/* ResourceFull RCODE 0 since the last message */
 	uint64_t walked;	/* half-words walked for HIST before I-CNT */
 	uint64_t *stack;
@@ -85,6 +99,9 @@ struct src_dec {
 	bool own_known;		/* an Ownership message gave priv */
 	bool priv_may_change;	/* the last message: a trap, xRET or sync */
 	bool want_scontext;	/* an hcontext Ownership wants its scontext */
+	/* the block the last walk ended with, for the next: see walk() */
+	uint32_t walk_prev, walk_resets;
+	uint8_t walk_out;
 };
 
 /* B-TYPE values an encoder reports traps with */
@@ -116,6 +133,8 @@ struct nt_decoder {
 	unsigned int nimgs;
 	struct block *blocks;
 	uint32_t nblocks, capblocks;
+	uint32_t resets;		/* times the block cache started over */
+	uint32_t order_gens;		/* last src_dec.order_gen given out */
 	struct slot *slots;
 	uint32_t slot_mask;
 	struct src_dec *srcs[MAX_SRC];
@@ -127,6 +146,11 @@ struct nt_decoder {
 	bool ecall;			/* ... at an ecall counted as retired */
 	bool end_inferred;		/* ... at a jump whose target it inferred */
 	bool next_known;
+	/*
+	 * The INSNS event of walks: what a walk does not set stays zero
+	 * (btype, sync, evcode, error), so it is not built anew each time.
+	 */
+	struct nt_event walk_ev;
 };
 
 void nt_decoder_cfg_default(struct nt_decoder_cfg *cfg)
@@ -223,6 +247,26 @@ static void deviation(struct nt_decoder *d, unsigned int dev,
 		d->st.deviation_at[dev] = offset;
 }
 
+static void cache_reset(struct nt_decoder *d);
+
+/*
+ * A generation for a new image search order. When the counter wraps,
+ * every source gets a new one and every link goes with the cache: no
+ * link can outlive the order it was made under.
+ */
+static uint32_t new_order_gen(struct nt_decoder *d)
+{
+	unsigned int i;
+
+	if (++d->order_gens)
+		return d->order_gens;
+	cache_reset(d);
+	for (i = 0; i < MAX_SRC; i++)
+		if (d->srcs[i])
+			d->srcs[i]->order_gen = ++d->order_gens;
+	return ++d->order_gens;
+}
+
 /* Images searched for a process: its own first, then the shared ones. */
 static void select_images(struct nt_decoder *d, struct src_dec *s)
 {
@@ -235,6 +279,8 @@ static void select_images(struct nt_decoder *d, struct src_dec *s)
 	for (i = 0; i < d->nimgs; i++)
 		if (d->imgs[i].any)
 			s->order[s->norder++] = (uint8_t)i;
+	/* the links made under the old order may lead elsewhere now */
+	s->order_gen = new_order_gen(d);
 }
 
 int nt_decoder_add_image(struct nt_decoder *d, const struct nt_image *img,
@@ -286,6 +332,7 @@ static void cache_reset(struct nt_decoder *d)
 {
 	memset(d->slots, 0, (d->slot_mask + 1) * sizeof(*d->slots));
 	d->nblocks = 0;
+	d->resets++;
 }
 
 static bool cache_grow(struct nt_decoder *d)
@@ -335,11 +382,13 @@ static void build_block(struct nt_decoder *d, struct block *b,
 			b->term_outside = off + 2 > avail ||
 					  (r == 0 && off + 4 > avail);
 			b->term.iclass = NT_IC_INVALID;
+			b->need = b->plain_half + 1;
 			return;
 		}
 		if (!plain || b->plain_n == MAX_BLOCK_INSNS) {
 			b->term = in;
 			b->term_ok = true;
+			b->need = b->plain_half + in.size / 2u;
 			return;
 		}
 		b->pre_const = (in.iclass == NT_IC_LUI ||
@@ -461,9 +510,10 @@ static void reset_state(struct src_dec *s)
 
 /* ---- walking ---------------------------------------------------------- */
 
+/* hist_init() leaves rep 0 when there are no bits to repeat */
 static bool hist_has(const struct hist_src *hs)
 {
-	return hs->rep && hs->nbits;
+	return hs->rep != 0;
 }
 
 static unsigned int hist_take(struct hist_src *hs)
@@ -695,6 +745,168 @@ static void ecall_counted(struct nt_decoder *d, struct src_dec *s,
 }
 
 /*
+ * The common blocks of a message's walk, as walk() and terminator()
+ * would take them, without their care for the rest: reached through a
+ * link and, in the middle of the message's I-CNT, ending with a
+ * conditional branch (a HIST bit, or not taken in BTM), a direct jump
+ * or call without all-jumps, or the cut of a long straight run; as the
+ * last, with the indirect transfer whose target the message gives
+ * (end END_INDIRECT or END_SYNC, no HIST bits left), or in BTM the
+ * branch a DirectBranch ends at. A block not linked yet is looked up
+ * and linked. Stops at the first block that is anything else, and
+ * walk() takes that one. *prevp, *resetsp, *outp: the block before, the
+ * cache (its reset count) it is of and which way it went, as in walk().
+ */
+static inline __attribute__((always_inline))
+void walk_simple(struct nt_decoder *d, struct src_dec *s,
+			uint64_t *remp, struct hist_src *hs, uint32_t *prevp,
+			uint32_t *resetsp, unsigned int *outp,
+			struct nt_event *ev, int end, uint64_t target)
+{
+	uint64_t rem = *remp, pc = s->pc, mask = xmask(d);
+	bool htm = d->cfg.mode == NT_MODE_HTM;
+	uint32_t gen = s->order_gen, prev = *prevp, resets = *resetsp;
+	unsigned int out = *outp;
+
+	for (;;) {
+		const struct link *l = &d->blocks[prev - 1].link[out];
+		const struct block *b;
+		const struct nt_insn *t;
+		uint64_t fall, to, ret;
+		unsigned int taken;
+		uint32_t bi;
+		bool last;
+
+		if (l->pc == pc && l->gen == gen) {
+			bi = l->blk;
+		} else {
+			/* not linked (yet, or elsewhere): look it up and link it */
+			b = get_block(d, s, pc);
+			if (!b)
+				break;	/* walk() reports it */
+			bi = (uint32_t)(b - d->blocks);
+			/* the block before is gone if the cache started over */
+			if (resets == d->resets) {
+				struct link *w = &d->blocks[prev - 1].link[out];
+
+				w->pc = pc;
+				w->blk = bi;
+				w->gen = gen;
+			}
+		}
+		b = &d->blocks[bi];
+		t = &b->term;
+		fall = (b->term_pc + t->size) & mask;
+
+		if (rem < b->need)
+			break;
+		last = rem == b->need;
+		switch (t->iclass) {
+		case NT_IC_BRANCH:
+			if (last) {
+				/* BTM: the branch the DirectBranch ends at */
+				if (hist_has(hs) || htm || end != END_DIRECT)
+					goto done;
+				taken = 1;
+				d->end_ok = true;
+			} else if (hist_has(hs)) {
+				taken = hist_take(hs);
+			} else if (!htm) {
+				taken = 0;
+			} else {
+				goto done;	/* walk() reports it */
+			}
+			ev->itype = taken ? NT_ITYPE_BRANCH_TAKEN :
+					    NT_ITYPE_BRANCH_NOT_TAKEN;
+			to = taken ? t->target : fall;
+			break;
+		case NT_IC_JALR:
+		case NT_IC_POPRET:
+		case NT_IC_TABLE_JUMP:
+		case NT_IC_TRAP_RETURN:
+			/* the message says where it went */
+			if (!last || hist_has(hs) ||
+			    (end != END_INDIRECT && end != END_SYNC))
+				goto done;
+			if (t->itype == NT_ITYPE_RETURN ||
+			    t->itype == NT_ITYPE_COROUTINE_SWAP)
+				pop(d, s, &ret);
+			if (t->itype == NT_ITYPE_INDIRECT_CALL ||
+			    t->itype == NT_ITYPE_COROUTINE_SWAP)
+				push(d, s, fall);
+			if (t->iclass == NT_IC_TRAP_RETURN)
+				s->priv_may_change = true;
+			d->end_ok = true;
+			ev->itype = t->itype;
+			taken = 1;
+			to = target;
+			break;
+		case NT_IC_JAL:
+			if (last || d->cfg.all_jumps)
+				goto done;
+			if (t->itype == NT_ITYPE_DIRECT_CALL)
+				push(d, s, fall);
+			ev->itype = t->itype;
+			taken = 1;
+			to = t->target;
+			break;
+		case NT_IC_OTHER:
+		case NT_IC_LUI:
+		case NT_IC_AUIPC:
+			if (last)
+				goto done;
+			ev->itype = NT_ITYPE_NONE;
+			taken = 0;
+			to = fall;
+			break;
+		default:
+			goto done;
+		}
+		rem -= b->need;
+		ev->from = pc;
+		ev->code = b->code;
+		ev->last = b->term_pc;
+		ev->ninsn = b->plain_n + 1ull;
+		ev->flags = taken ? NT_EVF_TAKEN : 0;
+		ev->to = to;
+		d->st.insns += ev->ninsn;
+		d->st.halfwords += b->need;
+		d->st.transfers += taken;
+		/* the block before the next, of the cache as it is now */
+		prev = bi + 1;
+		resets = d->resets;
+		out = taken;
+		s->pc = pc = to;
+		d->fn(d->ctx, ev);
+		if (last)
+			break;
+	}
+done:
+	*remp = rem;
+	*prevp = prev;
+	*resetsp = resets;
+	*outp = out;
+}
+
+/* What a walk starts with: its outcome unknown, its events' fields. */
+static void walk_start(struct nt_decoder *d, const struct src_dec *s)
+{
+	struct nt_event *ev = &d->walk_ev;
+
+	d->end_ok = false;
+	d->ecall = false;
+	d->end_inferred = false;
+	d->next_known = true;
+	/* what every event of the walk shares, set once */
+	ev->kind = NT_EV_INSNS;
+	ev->src = d->msg ? d->msg->src : 0;
+	ev->time = d->msg ? d->msg->time : 0;
+	ev->offset = d->msg ? d->msg->offset : 0;
+	ev->priv = s->priv;
+	ev->context = s->ctx;
+}
+
+/*
  * Walk rem half-words (UNBOUNDED: until the HIST bits are used up) from
  * s->pc, emitting INSNS events. Returns 0 or -1 (d->err says why).
  */
@@ -702,13 +914,14 @@ static int walk(struct nt_decoder *d, struct src_dec *s, uint64_t rem,
 		struct hist_src *hs, int end, uint64_t target)
 {
 	uint64_t quiet = 0;	/* half-words since the last HIST bit */
-	struct nt_event ev;
+	struct nt_event *ev = &d->walk_ev;
+	/* index + 1 of the block before, 0: none; it may be the last walk's */
+	uint32_t prev = s->walk_prev;
+	uint32_t prev_resets = s->walk_resets;
+	unsigned int prev_out = s->walk_out;
 	int r;
 
-	d->end_ok = false;
-	d->ecall = false;
-	d->end_inferred = false;
-	d->next_known = true;
+	walk_start(d, s);
 	for (;;) {
 		const struct block *b;
 		uint64_t need;
@@ -717,15 +930,49 @@ static int walk(struct nt_decoder *d, struct src_dec *s, uint64_t rem,
 			if (hist_has(hs))
 				return fail(d, "HIST bits left with no reachable branch",
 					    s->pc);
+			/* the next walk goes on from the last block's end */
+			s->walk_prev = prev;
+			s->walk_resets = prev_resets;
+			s->walk_out = (uint8_t)prev_out;
 			return 0;
 		}
-		b = get_block(d, s, s->pc);
+		if (rem != UNBOUNDED && prev && d->resets == prev_resets) {
+			walk_simple(d, s, &rem, hs, &prev, &prev_resets,
+				    &prev_out, ev, end, target);
+			if (!rem)
+				continue;	/* it took the last block */
+		}
+		/* the way the block before went last time, or a lookup */
+		if (prev && d->resets == prev_resets) {
+			const struct link *l = &d->blocks[prev - 1].link[prev_out];
+
+			if (l->pc == s->pc && l->gen == s->order_gen) {
+				prev = l->blk + 1;
+				b = &d->blocks[l->blk];
+				goto linked;
+			} else {
+				b = get_block(d, s, s->pc);
+				if (b && d->resets == prev_resets) {
+					struct link *w =
+						&d->blocks[prev - 1].link[prev_out];
+
+					w->pc = s->pc;
+					w->blk = (uint32_t)(b - d->blocks);
+					w->gen = s->order_gen;
+				}
+			}
+		} else {
+			b = get_block(d, s, s->pc);
+		}
 		if (!b)
 			return fail(d, "PC outside every program image", s->pc);
-		need = b->plain_half + (b->term_ok ? b->term.size / 2 : 1);
-		event_init(d, &ev, NT_EV_INSNS, s);
-		ev.from = s->pc;
-		ev.code = b->code;
+		prev = (uint32_t)(b - d->blocks) + 1;
+		prev_resets = d->resets;
+linked:
+		need = b->need;
+		ev->from = s->pc;
+		ev->code = b->code;
+		ev->flags = 0;
 
 		if (rem != UNBOUNDED && rem < need) {
 			/* the message ends inside this block's straight run */
@@ -734,14 +981,17 @@ static int walk(struct nt_decoder *d, struct src_dec *s, uint64_t rem,
 			if (hist_has(hs))
 				return fail(d, "HIST bits left with no reachable branch",
 					    s->pc);
-			h = plain_run(d, b, rem, &ev);
+			ev->itype = NT_ITYPE_NONE;
+			ev->ninsn = 0;
+			s->walk_prev = 0;	/* it ends inside the block */
+			h = plain_run(d, b, rem, ev);
 			if (h != rem)
 				return fail(d, "I-CNT ends inside an instruction",
-					    ev.to);
-			s->pc = ev.to;
-			d->st.insns += ev.ninsn;
+					    ev->to);
+			s->pc = ev->to;
+			d->st.insns += ev->ninsn;
 			d->st.halfwords += h;
-			d->fn(d->ctx, &ev);
+			d->fn(d->ctx, ev);
 			return 0;
 		}
 		if (!b->term_ok)
@@ -766,25 +1016,50 @@ static int walk(struct nt_decoder *d, struct src_dec *s, uint64_t rem,
 			    (b->term.iclass == NT_IC_JAL && d->cfg.all_jumps))
 				quiet = 0;	/* it takes the next bit */
 		}
-		ev.last = b->term_pc;
-		ev.ninsn = b->plain_n + 1ull;
-		r = terminator(d, s, b, hs, rem == 0, end, target, &ev);
+		ev->last = b->term_pc;
+		ev->ninsn = b->plain_n + 1ull;
+		r = terminator(d, s, b, hs, rem == 0, end, target, ev);
 		if (r < 0)
 			return -1;
 		if (r == ECALL_COUNTED) {
-			ecall_counted(d, s, b, &ev, end);
+			ecall_counted(d, s, b, ev, end);
 			return 0;
 		}
-		d->end_inferred = rem == 0 && (ev.flags & NT_EVF_INFERRED);
-		d->st.insns += ev.ninsn;
+		d->end_inferred = rem == 0 && (ev->flags & NT_EVF_INFERRED);
+		d->st.insns += ev->ninsn;
 		d->st.halfwords += need;
-		if (ev.flags & NT_EVF_TAKEN)
-			d->st.transfers++;
-		d->fn(d->ctx, &ev);
-		if (ev.flags & NT_EVF_NO_NEXT)
+		prev_out = (ev->flags & NT_EVF_TAKEN) != 0;
+		d->st.transfers += prev_out;
+		d->fn(d->ctx, ev);
+		if (ev->flags & NT_EVF_NO_NEXT)
 			return 0;
-		s->pc = ev.to;
+		s->pc = ev->to;
 	}
+}
+
+/*
+ * walk() for a message's I-CNT (rem not UNBOUNDED), its common blocks
+ * taken by walk_simple() first: most messages are done without walk().
+ */
+static int walk_msg(struct nt_decoder *d, struct src_dec *s, uint64_t rem,
+		    struct hist_src *hs, int end, uint64_t target)
+{
+	uint32_t prev = s->walk_prev, resets = s->walk_resets;
+	unsigned int out = s->walk_out;
+
+	walk_start(d, s);
+	if (rem && prev && resets == d->resets) {
+		walk_simple(d, s, &rem, hs, &prev, &resets, &out, &d->walk_ev,
+			    end, target);
+		/* where the next walk (or walk() here) goes on from */
+		s->walk_prev = prev;
+		s->walk_resets = resets;
+		s->walk_out = (uint8_t)out;
+		/* it took the last block, with no HIST bits left */
+		if (!rem)
+			return 0;
+	}
+	return walk(d, s, rem, hs, end, target);
 }
 
 /* ---- messages ---------------------------------------------------------- */
@@ -913,7 +1188,7 @@ static int branch_msg(struct nt_decoder *d, struct src_dec *s,
 		end = m->btype == NT_BTYPE_INDIRECT ? END_INDIRECT : END_TRAP;
 	if (end == END_TRAP && trap_btype(d, s, m->btype))
 		return -1;
-	if (walk(d, s, rem, &hs, end, m->target))
+	if (walk_msg(d, s, rem, &hs, end, m->target))
 		return -1;
 	if (end == END_TRAP || d->ecall)
 		return walked_to_trap(d, s, end == END_TRAP ? m->btype :
@@ -1074,12 +1349,57 @@ static int ownership_msg(struct nt_decoder *d, struct src_dec *s,
 	return 0;
 }
 
+/*
+ * The messages a branch trace is made of, when none of decode_msg()'s
+ * checks apply: a well-formed DirectBranch, IndirectBranch or
+ * IndirectBranchHist of a source in sync, with no hcontext pending,
+ * its I-CNT within the spec's width, the images not said complete.
+ * What decode_msg() does with it, without the checks; false: it goes
+ * there.
+ */
+static bool branch_fast(struct nt_decoder *d, const struct nt_msg *m)
+{
+	struct last_branch lb;
+	struct src_dec *s;
+	int r;
+
+	if ((m->tcode != NT_TCODE_DIRECT_BRANCH &&
+	     m->tcode != NT_TCODE_INDIRECT_BRANCH &&
+	     m->tcode != NT_TCODE_INDIRECT_BRANCH_HIST) || m->err ||
+	    (d->cfg.src >= 0 && m->src != d->cfg.src) ||
+	    d->cfg.images_complete || m->icnt >> NT_MAX_ICNT_BITS)
+		return false;
+	s = d->srcs[m->src];
+	if (!s || !s->synced || s->want_scontext)
+		return false;
+	d->st.msgs++;
+	d->msg = m;
+	if (m->fields & NT_F_TSTAMP)
+		d->st.last_time = m->time;
+	s->priv_may_change = false;
+	lb.tcode = m->tcode;
+	lb.btype = m->btype;
+	lb.icnt = m->icnt;
+	lb.hist = m->hist;
+	lb.target = m->target;
+	r = branch_msg(d, s, &lb);
+	s->last = lb;
+	s->last_valid = !r;
+	if (r) {
+		d->st.errors++;
+		gap(d, s, d->err, m->offset);
+	}
+	return true;
+}
+
 static void decode_msg(struct nt_decoder *d, const struct nt_msg *m)
 {
 	const uint8_t *code;
 	struct src_dec *s;
 	int r = 0;
 
+	if (branch_fast(d, m))
+		return;
 	d->st.msgs++;
 	d->msg = m;
 	if (m->err && m->err != NT_ERR_UNKNOWN_TCODE) {

@@ -13,10 +13,29 @@
 #include "bluespec.h"
 #include "ntrace.h"
 
-#define OUTBUF (1u << 16)
+/* Output goes out in chunks this large: few write calls. */
+#define OUTBUF (1u << 18)
 
 struct br {
 	uint64_t from, to;
+};
+
+/* Longest PC line: "0x", 16 digits, newline; lines are copied this wide. */
+#define PC_LINE 24
+
+/*
+ * The PC list of a run as it was written last time: a basic block's
+ * lines are the same every time it runs.
+ */
+#define RUN_CACHE	1024		/* entries, a power of two */
+#define RUN_TEXT	128		/* bytes of text one holds */
+
+struct run_text {
+	uint64_t from;
+	const uint8_t *code;
+	uint32_t ninsn;
+	uint32_t len;			/* 0: empty */
+	char text[RUN_TEXT];
 };
 
 struct nt_out {
@@ -25,6 +44,18 @@ struct nt_out {
 	bool failed;
 	char buf[OUTBUF];
 	size_t n;
+	uint64_t flushes;
+	struct run_text *runs;		/* RUN_CACHE of them, PC list only */
+	/*
+	 * PC list: the line of line_pc as pc_line() makes it, kept from
+	 * one event to the next (line_len 0: none); see set_line().
+	 */
+	union {
+		char text[PC_LINE];
+		uint64_t words[PC_LINE / 8];	/* copied out a word at a time */
+	} line;
+	uint64_t line_pc;
+	unsigned int line_len;
 	/* brstack sampling */
 	struct br *ring;
 	unsigned int ring_pos, ring_len;
@@ -40,6 +71,7 @@ static void flush(struct nt_out *o)
 	if (o->n && fwrite(o->buf, 1, o->n, o->f) != o->n)
 		o->failed = true;
 	o->n = 0;
+	o->flushes++;
 }
 
 static void put_str(struct nt_out *o, const char *s, size_t len)
@@ -98,27 +130,192 @@ static unsigned int insn_size(const uint8_t *p)
 	return (p[0] & 3) == 3 ? 4 : 2;
 }
 
+/* Two lowercase hex digits for every byte value. */
+static const char hex2[256][2] = {
+#define H2(i) { "0123456789abcdef"[(i) >> 4], "0123456789abcdef"[(i) & 15] }
+#define H2x16(i) H2(i), H2(i + 1), H2(i + 2), H2(i + 3), H2(i + 4),	\
+	H2(i + 5), H2(i + 6), H2(i + 7), H2(i + 8), H2(i + 9), H2(i + 10), \
+	H2(i + 11), H2(i + 12), H2(i + 13), H2(i + 14), H2(i + 15)
+	H2x16(0x00), H2x16(0x10), H2x16(0x20), H2x16(0x30), H2x16(0x40),
+	H2x16(0x50), H2x16(0x60), H2x16(0x70), H2x16(0x80), H2x16(0x90),
+	H2x16(0xa0), H2x16(0xb0), H2x16(0xc0), H2x16(0xd0), H2x16(0xe0),
+	H2x16(0xf0),
+#undef H2x16
+#undef H2
+};
+
+
+/*
+ * The PC-list line of pc into line[PC_LINE] (the bytes after the
+ * newline are don't-care); returns its length.
+ */
+static unsigned int pc_line(char line[PC_LINE], uint64_t v)
+{
+	unsigned int nd = (67 - (unsigned int)__builtin_clzll(v | 1)) / 4;
+
+	line[0] = '0';
+	line[1] = 'x';
+	line[2 + nd] = '\n';
+	for (unsigned int i = nd; i > 1; i -= 2) {
+		memcpy(line + i, hex2[v & 0xff], 2);
+		v >>= 8;
+	}
+	if (nd & 1)
+		line[2] = hex2[v & 0xff][1];
+	return nd + 3;
+}
+
+/*
+ * The writer's line made the line of pc; returns its length. The lines
+ * of a 256-byte page differ only in their last two digits, which the
+ * caller writes; those of a 64 KiB page (of at least five digits) only
+ * in their last four, two of which are rewritten here. Anything else is
+ * formatted anew.
+ */
+static inline unsigned int set_line(struct nt_out *o, uint64_t pc)
+{
+	uint64_t old = o->line_pc;
+
+	if (o->line_len > 4 && pc >= 0x10 && pc >> 8 == old >> 8)
+		;
+	else if (o->line_len && pc >= 0x10000 && pc >> 16 == old >> 16)
+		memcpy(o->line.text + o->line_len - 5, hex2[(pc >> 8) & 0xff],
+		       2);
+	else
+		o->line_len = pc_line(o->line.text, pc);
+	o->line_pc = pc;
+	return o->line_len;
+}
+
+/*
+ * One line per instruction of a straight run: the line is copied, a
+ * fixed PC_LINE bytes at a time from three words kept in registers,
+ * with only its last two digits rewritten; most PC lines cost three
+ * stores, a table load and a store. The inner loop ends at a new
+ * 256-byte page or when the buffer needs a flush.
+ */
+static void pcs_run(struct nt_out *o, uint64_t pc, const uint8_t *p,
+		    uint64_t n, uint64_t mask)
+{
+	while (n) {
+		uint64_t room, w0, w1, w2, next;
+		unsigned int len, sz;
+		char *out;
+
+		if (pc < 0x10) {
+			/* one digit: none to patch */
+			put_hex(o, pc, '\n');
+			sz = insn_size(p);
+			p += sz;
+			pc = (pc + sz) & mask;
+			n--;
+			continue;
+		}
+		/* lines that fit in the buffer before it needs a flush */
+		room = n;
+		if (n > OUTBUF / PC_LINE || o->n + n * PC_LINE > OUTBUF) {
+			room = (OUTBUF - o->n) / PC_LINE;
+			if (!room) {
+				flush(o);
+				continue;
+			}
+			if (room > n)
+				room = n;
+		}
+		len = set_line(o, pc);
+		w0 = o->line.words[0];
+		w1 = o->line.words[1];
+		w2 = o->line.words[2];
+		out = o->buf + o->n;
+		n -= room;
+		do {
+			sz = insn_size(p);
+			next = (pc + sz) & mask;
+			memcpy(out, &w0, 8);
+			memcpy(out + 8, &w1, 8);
+			memcpy(out + 16, &w2, 8);
+			memcpy(out + len - 3, hex2[pc & 0xff], 2);
+			out += len;
+			p += sz;
+			room--;
+			if ((next ^ pc) >> 8) {
+				pc = next;
+				break;
+			}
+			pc = next;
+		} while (room);
+		n += room;	/* the lines a new page left */
+		o->n = (size_t)(out - o->buf);
+	}
+}
+
+/*
+ * len bytes from src to dst, 16 at a time (len rounded up): a memcpy of
+ * RUN_TEXT bytes became a slow string instruction here.
+ */
+static void copy_text(char *dst, const char *src, size_t len)
+{
+	typedef uint64_t u64x2 __attribute__((vector_size(16)));
+	size_t i;
+
+	for (i = 0; i < len; i += 16) {
+		u64x2 v;
+
+		memcpy(&v, src + i, sizeof(v));
+		memcpy(dst + i, &v, sizeof(v));
+	}
+}
+
+/*
+ * A straight run for the PC list: the text of the run from the same
+ * place with the same code and length, when it is kept, is copied in
+ * one go (16 bytes at a time, the last ones partly past its end); else
+ * it is written and kept for the next time.
+ */
+static void pcs_cached(struct nt_out *o, const struct nt_event *ev,
+		       uint64_t mask)
+{
+	struct run_text *c;
+	uint64_t flushes;
+	size_t start, len;
+
+	if (!o->runs || ev->ninsn > RUN_TEXT / 4) {
+		pcs_run(o, ev->from, ev->code, ev->ninsn, mask);
+		return;
+	}
+	c = &o->runs[((ev->from >> 1) ^ (ev->from >> 11)) & (RUN_CACHE - 1)];
+	if (c->len && c->from == ev->from && c->code == ev->code &&
+	    c->ninsn == ev->ninsn) {
+		if (OUTBUF - o->n < RUN_TEXT)
+			flush(o);
+		copy_text(o->buf + o->n, c->text, c->len);
+		o->n += c->len;
+		return;
+	}
+	/* room for all its lines: the text is written in one piece */
+	if (OUTBUF - o->n < ev->ninsn * PC_LINE)
+		flush(o);
+	start = o->n;
+	flushes = o->flushes;
+	pcs_run(o, ev->from, ev->code, ev->ninsn, mask);
+	len = o->n - start;
+	if (o->flushes != flushes || len > RUN_TEXT) {
+		c->len = 0;
+		return;
+	}
+	c->from = ev->from;
+	c->code = ev->code;
+	c->ninsn = (uint32_t)ev->ninsn;
+	c->len = (uint32_t)len;
+	memcpy(c->text, o->buf + start, len);
+}
+
+/* The PC list's events but straight runs (nt_out_event() takes those). */
 static void pcs_event(struct nt_out *o, const struct nt_event *ev)
 {
-	const uint8_t *p = ev->code;
-	uint64_t pc = ev->from, k;
-	uint64_t mask = (o->cfg.isa & NT_ISA_RV32) ? 0xffffffffull : ~0ull;
-
-	if (ev->kind == NT_EV_TRAP) {
-		/* an exception's instruction was executed, if not retired */
-		if (ev->itype == NT_ITYPE_EXCEPTION)
-			put_hex(o, ev->from, '\n');
-		return;
-	}
-	if (ev->kind != NT_EV_INSNS)
-		return;
-	for (k = 0; k < ev->ninsn; k++) {
-		unsigned int sz = insn_size(p);
-
-		put_hex(o, pc, '\n');
-		p += sz;
-		pc = (pc + sz) & mask;
-	}
+	/* an exception's instruction was executed, if not retired */
+	if (ev->kind == NT_EV_TRAP && ev->itype == NT_ITYPE_EXCEPTION)
+		put_hex(o, ev->from, '\n');
 }
 
 static const char *transfer_name(unsigned int itype)
@@ -354,6 +551,10 @@ struct nt_out *nt_out_new(const struct nt_out_cfg *cfg, FILE *f)
 		return NULL;
 	o->cfg = *cfg;
 	o->f = f;
+	if (cfg->format == NT_OUT_PCS) {
+		/* without it, every run is written line by line */
+		o->runs = calloc(RUN_CACHE, sizeof(*o->runs));
+	}
 	if (!o->cfg.brstack_depth)
 		o->cfg.brstack_depth = 32;
 	if (!o->cfg.sample_period)
@@ -379,10 +580,10 @@ struct nt_out *nt_out_new(const struct nt_out_cfg *cfg, FILE *f)
 	return o;
 }
 
-void nt_out_event(void *out, const struct nt_event *ev)
+/* Every event but the PC list's straight runs. */
+static void __attribute__((noinline))
+other_event(struct nt_out *o, const struct nt_event *ev)
 {
-	struct nt_out *o = out;
-
 	switch (o->cfg.format) {
 	case NT_OUT_PCS:
 		pcs_event(o, ev);
@@ -400,6 +601,20 @@ void nt_out_event(void *out, const struct nt_event *ev)
 		bluespec_event(o, ev);
 		break;
 	}
+}
+
+void nt_out_event(void *out, const struct nt_event *ev)
+{
+	struct nt_out *o = out;
+
+	/* most calls: a straight run for the PC list, kept short */
+	if (o->cfg.format == NT_OUT_PCS && ev->kind == NT_EV_INSNS) {
+		if (ev->ninsn)
+			pcs_cached(o, ev, (o->cfg.isa & NT_ISA_RV32) ?
+					  0xffffffffull : ~0ull);
+		return;
+	}
+	other_event(o, ev);
 }
 
 int nt_out_finish(struct nt_out *o)
@@ -427,5 +642,6 @@ void nt_out_free(struct nt_out *o)
 	if (o->cfg.format == NT_OUT_BLUESPEC)
 		nt_bsv_writer_free(&o->bsv);
 	free(o->ring);
+	free(o->runs);
 	free(o);
 }

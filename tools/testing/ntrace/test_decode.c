@@ -1536,6 +1536,132 @@ static void address_outside_images(void)
 	nt_image_free(img);
 }
 
+
+/*
+ * The PC-list writer formats a run's first PC and patches the last two
+ * digits of the lines after it: runs across every digit count, across
+ * 256-byte and digit-count boundaries, from 0 and to the top of the
+ * RV32 space (where the PC wraps) must print what printf prints. Long
+ * runs go across the writer's buffer flushes.
+ */
+static void pc_list_writer(void)
+{
+	static const struct {
+		uint64_t from;
+		bool rv32;
+	} runs[] = {
+		{ 0, false }, { 0x6, false }, { 0xf0, false }, { 0xfe0, false },
+		{ 0xffffe, false }, { 0x10000, false }, { 0x7ffffff0, false },
+		{ 0xfffffff0, false }, { 0xffffffffffffffe0ull, false },
+		{ 0x123456789abcdef0ull, false }, { 0xffffffe0, true },
+		{ 0x1f0, true },
+	};
+	/* sizes: 4, 2, 2, 4, 4, 2, 4, ... in a pattern */
+	static const uint8_t pattern[] = { 0x13, 0x01, 0x01, 0x00, 0x01, 0x00,
+					   0x13, 0x00, 0x01, 0x00, 0x13, 0x00,
+					   0x00, 0x00, 0x01, 0x00 };
+	static const uint64_t short_runs[] = {
+		0x20, 0x4, 0x24, 0xf8, 0x1000, 0x10f8, 0x1010, 0xabc, 0x2, 0x0,
+		0x10, 0xfffffff8, 0x12344, 0x1ab00, 0x10000, 0x1fffc, 0x2ff00,
+	};
+	uint8_t *code = malloc(1 << 20);
+	size_t k, i;
+
+	for (i = 0; i < (1u << 20); i++)
+		code[i] = pattern[i % sizeof(pattern)];
+	for (k = 0; k < sizeof(runs) / sizeof(runs[0]); k++) {
+		struct nt_out_cfg ocfg = { .format = NT_OUT_PCS,
+					   .isa = runs[k].rv32 ? NT_ISA_RV32 : 0 };
+		uint64_t mask = runs[k].rv32 ? 0xffffffffull : ~0ull;
+		char *got = NULL, *want = NULL;
+		size_t gotlen = 0, wantlen = 0;
+		FILE *f = open_memstream(&got, &gotlen);
+		FILE *w = open_memstream(&want, &wantlen);
+		struct nt_out *o = nt_out_new(&ocfg, f);
+		struct nt_event ev = { .kind = NT_EV_INSNS };
+		uint64_t pc = runs[k].from, n = 0;
+		const uint8_t *p = code;
+
+		/* 100000 instructions: a few MB of text, several flushes */
+		while (n < 100000) {
+			unsigned int sz = (p[0] & 3) == 3 ? 4 : 2;
+
+			fprintf(w, "0x%" PRIx64 "\n", pc);
+			pc = (pc + sz) & mask;
+			p += sz;
+			n++;
+		}
+		ev.from = runs[k].from;
+		ev.ninsn = n;
+		ev.code = code;
+		nt_out_event(o, &ev);
+		/*
+		 * Short runs after it: the line of one run's page is kept
+		 * for the next, and must not be for a PC of fewer digits.
+		 */
+		for (i = 0; i < sizeof(short_runs) / sizeof(short_runs[0]);
+		     i++) {
+			pc = short_runs[i];
+			p = code;
+			ev.from = pc;
+			ev.ninsn = 3;
+			nt_out_event(o, &ev);
+			for (n = 0; n < 3; n++) {
+				unsigned int sz = (p[0] & 3) == 3 ? 4 : 2;
+
+				fprintf(w, "0x%" PRIx64 "\n", pc);
+				pc = (pc + sz) & mask;
+				p += sz;
+			}
+		}
+		/*
+		 * The same runs again and again, across buffer flushes: the
+		 * writer keeps a run's text by its start, code and length,
+		 * and must tell apart runs that differ in any of them (the
+		 * code at code + 4 has other sizes), and not keep text
+		 * longer than it holds.
+		 */
+		for (n = 0; n < 20000; n++) {
+			static const struct {
+				uint64_t from;
+				size_t code_off;
+				uint64_t ninsn;
+			} again[] = {
+				{ 0x10000, 0, 3 }, { 0x10000, 0, 5 },
+				{ 0x10000, 4, 3 }, { 0x20000, 0, 3 },
+				{ 0x10000, 0, 40 }, { 0x123456789abcdef0ull, 0, 7 },
+				{ 0x8, 0, 4 }, { 0x10000, 0, 3 },
+			};
+			const struct nt_event *e = &ev;
+			size_t a = n % (sizeof(again) / sizeof(again[0])), m;
+
+			ev.from = again[a].from;
+			ev.code = code + again[a].code_off;
+			ev.ninsn = again[a].ninsn;
+			nt_out_event(o, e);
+			pc = ev.from;
+			p = ev.code;
+			for (m = 0; m < ev.ninsn; m++) {
+				unsigned int sz = (p[0] & 3) == 3 ? 4 : 2;
+
+				fprintf(w, "0x%" PRIx64 "\n", pc);
+				pc = (pc + sz) & mask;
+				p += sz;
+			}
+		}
+		nt_out_finish(o);
+		nt_out_free(o);
+		fclose(f);
+		fclose(w);
+		tap_ok(gotlen == wantlen && !memcmp(got, want, gotlen),
+		       "PC list from 0x%" PRIx64 "%s: %zu bytes as printf", runs[k].from,
+		       runs[k].rv32 ? " (RV32)" : "", gotlen);
+		free(got);
+		free(want);
+	}
+	free(code);
+}
+
 int main(int argc, char **argv)
 {
 	const char *const *names = default_programs;
@@ -1543,6 +1669,7 @@ int main(int argc, char **argv)
 	static struct census cs;
 	size_t i;
 
+	pc_list_writer();
 	spec_examples();
 	wide_icnt_hand_built();
 	wide_icnt_encoded();

@@ -28,6 +28,7 @@
 #include "kselftest_harness.h"
 #include "ctr_workload.h"
 #include "../lib/pin.h"
+#include "../lib/sysfs.h"
 
 #define PARAM_DIR "/sys/module/riscv_ctr/parameters/"
 #define RB_PAGES 64
@@ -58,35 +59,20 @@ static unsigned int max_stack = MAX_BR;
 
 static int read_param(const char *name)
 {
-	char path[128], buf[32];
-	int fd, n;
+	char path[128];
+	long v;
 
 	snprintf(path, sizeof(path), PARAM_DIR "%s", name);
-	fd = open(path, O_RDONLY);
-	if (fd < 0)
-		return -1;
-	n = read(fd, buf, sizeof(buf) - 1);
-	close(fd);
-	if (n <= 0)
-		return -1;
-	buf[n] = '\0';
-	return atoi(buf);
+	return file_read_long(path, &v) ? -1 : (int)v;
 }
 
 static int write_param(const char *name, int val)
 {
 	char path[128], buf[32];
-	int fd, n, ret = 0;
 
 	snprintf(path, sizeof(path), PARAM_DIR "%s", name);
-	fd = open(path, O_WRONLY);
-	if (fd < 0)
-		return -errno;
-	n = snprintf(buf, sizeof(buf), "%d\n", val);
-	if (write(fd, buf, n) != n)
-		ret = -errno;
-	close(fd);
-	return ret;
+	snprintf(buf, sizeof(buf), "%d\n", val);
+	return file_write_str(path, buf);
 }
 
 static void fill_data(void)
@@ -817,20 +803,10 @@ TEST_F_TIMEOUT(ctr, fork_exit_short_sessions, 240)
 
 static int read_sysctl(const char *path)
 {
-	char buf[32];
-	int fd, n;
+	long v;
 
-	fd = open(path, O_RDONLY);
-	if (fd < 0)
-		return -1;
-	n = read(fd, buf, sizeof(buf) - 1);
-	close(fd);
-	if (n <= 0)
-		return -1;
-	buf[n] = '\0';
-	return atoi(buf);
+	return file_read_long(path, &v) ? -1 : (int)v;
 }
-
 /*
  * An event that does not set sample_max_stack gets the kernel's default,
  * kernel.perf_event_max_stack (127), which is also the most perf's branch

@@ -13,6 +13,8 @@
 #include <stdio.h>
 #include <unistd.h>
 
+#include "sysfs.h"
+
 /* 0, or -1 with errno set. */
 static inline int pin_to(int cpu)
 {
@@ -34,19 +36,6 @@ static inline int unpin(void)
 	return sched_setaffinity(0, sizeof(set), &set);
 }
 
-static inline int write_online(const char *path, int on)
-{
-	int fd, ret = 0;
-
-	fd = open(path, O_WRONLY);
-	if (fd < 0)
-		return -errno;
-	if (write(fd, on ? "1" : "0", 1) != 1)
-		ret = -errno;
-	close(fd);
-	return ret;
-}
-
 /*
  * 0 or -errno. Putting a hart back online right after taking it offline
  * races with the hart's own way out: the kernel hears "dead" before the
@@ -62,7 +51,7 @@ static inline int set_online(int cpu, int on)
 
 	snprintf(path, sizeof(path), "/sys/devices/system/cpu/cpu%d/online",
 		 cpu);
-	while ((ret = write_online(path, on)) == -EINVAL && on && --tries)
+	while ((ret = file_write_str(path, on ? "1" : "0")) == -EINVAL && on && --tries)
 		usleep(10000);
 	return ret;
 }

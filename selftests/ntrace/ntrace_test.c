@@ -30,6 +30,7 @@
 
 #include "kselftest_harness.h"
 #include "../lib/pin.h"
+#include "../lib/sysfs.h"
 
 #define PMU_DIR		"/sys/bus/event_source/devices/ntrace/"
 #define SINK_SIZE	"/sys/module/ntrace/parameters/sink_size"
@@ -58,38 +59,11 @@ FIXTURE(slow) {};
 FIXTURE_SETUP(slow) {}
 FIXTURE_TEARDOWN(slow) {}
 
-static int read_num(const char *path, long *v)
-{
-	char buf[64];
-	int fd = open(path, O_RDONLY), n;
-
-	if (fd < 0)
-		return -1;
-	n = read(fd, buf, sizeof(buf) - 1);
-	close(fd);
-	if (n <= 0)
-		return -1;
-	buf[n] = '\0';
-	*v = strtol(buf, NULL, 0);
-	return 0;
-}
-
-static int write_str(const char *path, const char *s)
-{
-	int fd = open(path, O_WRONLY), ok;
-
-	if (fd < 0)
-		return -1;
-	ok = write(fd, s, strlen(s)) == (ssize_t)strlen(s);
-	close(fd);
-	return ok ? 0 : -1;
-}
-
 static int pmu_type(void)
 {
 	long t;
 
-	return read_num(PMU_DIR "type", &t) ? -1 : (int)t;
+	return file_read_long(PMU_DIR "type", &t) ? -1 : (int)t;
 }
 
 static int open_ntrace(unsigned long long config, pid_t pid, int cpu,
@@ -328,11 +302,11 @@ TEST(pmu_and_caps)
 	ASSERT_LT(0, pmu_type());
 	for (unsigned int i = 0; i < sizeof(caps) / sizeof(caps[0]); i++) {
 		snprintf(path, sizeof(path), PMU_DIR "caps/%s", caps[i]);
-		EXPECT_EQ(0, read_num(path, &v)) TH_LOG("%s", path);
+		EXPECT_EQ(0, file_read_long(path, &v)) TH_LOG("%s", path);
 	}
-	ASSERT_EQ(0, read_num(PMU_DIR "caps/encoders", &v));
+	ASSERT_EQ(0, file_read_long(PMU_DIR "caps/encoders", &v));
 	EXPECT_EQ(harts, v);
-	ASSERT_EQ(0, read_num(PMU_DIR "caps/src_bits", &v));
+	ASSERT_EQ(0, file_read_long(PMU_DIR "caps/src_bits", &v));
 	EXPECT_EQ(harts > 1 ? 1 : 0, v);
 	EXPECT_EQ(0, access(PMU_DIR "format/mode", R_OK));
 	/* no unbinding under live sessions: the driver offers none */
@@ -378,10 +352,10 @@ TEST(refused_configs)
 	EXPECT_EQ(-1, syscall(SYS_perf_event_open, &attr, 0, -1, -1, 0));
 	EXPECT_EQ(EINVAL, errno) TH_LOG("config1 is not used");
 	/* the sink size is checked when written */
-	EXPECT_NE(0, write_str(SINK_SIZE, "5000"));
-	EXPECT_NE(0, write_str(SINK_SIZE, "1024"));
-	EXPECT_NE(0, write_str(SINK_SIZE, "abc"));
-	EXPECT_EQ(0, write_str(SINK_SIZE, "0"));
+	EXPECT_NE(0, file_write_str(SINK_SIZE, "5000"));
+	EXPECT_NE(0, file_write_str(SINK_SIZE, "1024"));
+	EXPECT_NE(0, file_write_str(SINK_SIZE, "abc"));
+	EXPECT_EQ(0, file_write_str(SINK_SIZE, "0"));
 }
 
 /* perf core refuses kernel trace to the unprivileged; user-only is fine */
@@ -401,10 +375,10 @@ TEST(lacking_encoder)
 		SKIP(return, "runs on the smaller encoder (NTRACE_LACKING=1)");
 	for (unsigned int i = 0; i < 4; i++) {
 		snprintf(path, sizeof(path), PMU_DIR "caps/%s", none[i]);
-		ASSERT_EQ(0, read_num(path, &v));
+		ASSERT_EQ(0, file_read_long(path, &v));
 		EXPECT_EQ(0, v) TH_LOG("%s", path);
 	}
-	ASSERT_EQ(0, read_num(PMU_DIR "caps/btm", &v));
+	ASSERT_EQ(0, file_read_long(PMU_DIR "caps/btm", &v));
 	EXPECT_EQ(1, v);
 	errno = 0;
 	EXPECT_EQ(-1, open_ntrace(CFG_HTM, 0, -1, 1, 0));
@@ -428,8 +402,8 @@ TEST(paranoid)
 	pid_t pid;
 	int status;
 
-	ASSERT_EQ(0, read_num("/proc/sys/kernel/perf_event_paranoid", &old));
-	ASSERT_EQ(0, write_str("/proc/sys/kernel/perf_event_paranoid", "2"));
+	ASSERT_EQ(0, file_read_long("/proc/sys/kernel/perf_event_paranoid", &old));
+	ASSERT_EQ(0, file_write_str("/proc/sys/kernel/perf_event_paranoid", "2"));
 	pid = fork();
 	ASSERT_LE(0, pid);
 	if (!pid) {
@@ -451,7 +425,7 @@ TEST(paranoid)
 		_exit(0);
 	}
 	ASSERT_EQ(pid, waitpid(pid, &status, 0));
-	write_str("/proc/sys/kernel/perf_event_paranoid",
+	file_write_str("/proc/sys/kernel/perf_event_paranoid",
 		  old == -1 ? "-1" : old == 0 ? "0" : old == 1 ? "1" : "2");
 	ASSERT_TRUE(WIFEXITED(status));
 	EXPECT_EQ(0, WEXITSTATUS(status)) TH_LOG("10 setuid, 11 kernel allowed, 12 user refused, 13 cpu-wide allowed");
@@ -683,7 +657,7 @@ static void read_stats(long *v)
 
 	for (unsigned int i = 0; i < 6; i++) {
 		snprintf(path, sizeof(path), PMU_DIR "stats/%s", stat_names[i]);
-		if (read_num(path, &v[i]))
+		if (file_read_long(path, &v[i]))
 			v[i] = 0;
 	}
 }
@@ -714,17 +688,17 @@ TEST_F_TIMEOUT(slow, record_long, 900)
 {
 	long before[6];
 
-	ASSERT_EQ(0, write_str(SINK_SIZE, "65536"));
+	ASSERT_EQ(0, file_write_str(SINK_SIZE, "65536"));
 	read_stats(before);
 	EXPECT_EQ(0, record("long", 0, 1, 0, 0, AUX_PAGES, "40", ""));
 	write_stats("long", before);
-	ASSERT_EQ(0, write_str(DIRECT, "0"));
-	ASSERT_EQ(0, write_str(SINK_SIZE, "524288"));
+	ASSERT_EQ(0, file_write_str(DIRECT, "0"));
+	ASSERT_EQ(0, file_write_str(SINK_SIZE, "524288"));
 	read_stats(before);
 	EXPECT_EQ(0, record("long-copy", 0, 1, 0, 0, AUX_PAGES, "80", ""));
 	write_stats("long-copy", before);
-	ASSERT_EQ(0, write_str(DIRECT, "1"));
-	ASSERT_EQ(0, write_str(SINK_SIZE, "0"));
+	ASSERT_EQ(0, file_write_str(DIRECT, "1"));
+	ASSERT_EQ(0, file_write_str(SINK_SIZE, "0"));
 }
 
 TEST_F_TIMEOUT(slow, record_migrate, 600)

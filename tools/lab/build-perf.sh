@@ -45,7 +45,7 @@ mkdir -p "$OUT/src" "$OUT/build"
 lab_chroot tar -C "$COUT/src" --strip-components=1 -xf "/usr/src/$KPKG.tar.xz" \
 	"$KPKG/tools" "$KPKG/scripts" "$KPKG/include" "$KPKG/arch/riscv" \
 	"$KPKG/lib" "$KPKG/Makefile" "$KPKG/arch/arm64/tools" "$KPKG/kernel/bpf" \
-	"$KPKG/COPYING" "$KPKG/LICENSES/preferred"
+	"$KPKG/COPYING" "$KPKG/LICENSES/preferred" "$KPKG/MAINTAINERS"
 PATCHES=()
 for p in "$PATCHDIR"/*.patch; do
 	[ -e "$p" ] && PATCHES+=("$CREPO/${p#"$REPO_DIR"/}")

@@ -125,6 +125,8 @@ if [[ -x tools/lab/lab-test && -z ${NTRACE_SKIP_LAB:-} ]]; then
 	# the N-Trace driver and its perf PMU on that hardware, recordings
 	# decoded against the ground truth
 	run_tap "ntrace-pmu" selftests/ntrace/pmu-test build
+	# the same through perf record with patches/perf, on pmu-test's module
+	run_tap "ntrace-perf" selftests/ntrace/perf-test build
 	# CTR branch stacks through perf into llvm-profgen and create_gcov,
 	# on each kernel the lab built
 	for k in $(bash -c '. tools/lab/lib.sh && lab_kernels' 2>/dev/null |

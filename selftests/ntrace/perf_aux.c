@@ -1,0 +1,350 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * perf_aux: the N-Trace byte stream of a perf.data file that perf record
+ * made with the ntrace PMU, for the host's ntrace decoder. Host tool of
+ * selftests/ntrace/perf-test.
+ *
+ * perf keeps the AUX data as PERF_RECORD_AUXTRACE records: a header,
+ * then "size" bytes of one AUX buffer, from "offset" in the buffer's
+ * running byte count, padded with zeros to 8 bytes. Zeros are not
+ * N-Trace idle bytes, and the bytes of one session may sit in the AUX
+ * buffer of any of its events, so the stream is put together from the
+ * PERF_RECORD_AUX records instead: in time order, each names the bytes
+ * [aux_offset, aux_offset + aux_size) of the buffer of its event (its
+ * CPU, from the sample_id); in overwrite (snapshot) mode the record's
+ * offset is where its bytes end. What no AUXTRACE record holds (the
+ * older bytes of a snapshot) is counted and left out.
+ *
+ * Usage: perf_aux [-v] PERF.DATA OUT   write the stream to OUT, print a
+ *                                     summary (and -v: every record)
+ *        perf_aux -i PERF.DATA        print the AUXTRACE_INFO words
+ */
+#include <errno.h>
+#include <inttypes.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define PERF_MAGIC2		0x32454c4946524550ULL	/* "PERFILE2" */
+#define REC_AUX			11
+#define REC_AUXTRACE_INFO	70
+#define REC_AUXTRACE		71
+#define REC_HEADER_SIZE		8
+#define AUXTRACE_HDR_SIZE	48
+
+#define SAMPLE_TID		(1ULL << 1)
+#define SAMPLE_TIME		(1ULL << 2)
+#define SAMPLE_ID		(1ULL << 6)
+#define SAMPLE_CPU		(1ULL << 7)
+#define SAMPLE_STREAM_ID	(1ULL << 9)
+#define SAMPLE_IDENTIFIER	(1ULL << 16)
+#define ATTR_SAMPLE_ID_ALL	(1ULL << 18)
+#define AUX_FLAG_OVERWRITE	0x2ULL
+
+struct trace_rec {		/* PERF_RECORD_AUXTRACE */
+	uint64_t offset, size;
+	long long pos;		/* of the payload in the file */
+	int cpu;
+};
+
+struct aux_rec {		/* PERF_RECORD_AUX */
+	uint64_t offset, size, flags, time;
+	int cpu;
+	unsigned int seq;	/* file order, for equal times */
+};
+
+static FILE *in;
+static const char *in_name;
+
+static void die(const char *what)
+{
+	fprintf(stderr, "perf_aux: %s: %s\n", in_name, what);
+	exit(2);
+}
+
+static void read_at(long long pos, void *buf, size_t len)
+{
+	if (fseeko(in, pos, SEEK_SET) || fread(buf, 1, len, in) != len)
+		die("short read");
+}
+
+static uint64_t get64(const unsigned char *p)
+{
+	uint64_t v;
+
+	memcpy(&v, p, 8);
+	return v;
+}
+
+static uint32_t get32(const unsigned char *p)
+{
+	uint32_t v;
+
+	memcpy(&v, p, 4);
+	return v;
+}
+
+static int by_time(const void *a, const void *b)
+{
+	const struct aux_rec *x = a, *y = b;
+
+	if (x->time != y->time)
+		return x->time < y->time ? -1 : 1;
+	return x->seq < y->seq ? -1 : x->seq > y->seq;
+}
+
+static void *grow(void *p, size_t *cap, size_t n, size_t elem)
+{
+	if (n < *cap)
+		return p;
+	while (*cap <= n)
+		*cap = *cap ? *cap * 2 : 64;
+	p = realloc(p, *cap * elem);
+	if (!p)
+		die("out of memory");
+	return p;
+}
+
+/*
+ * The byte at pos of the buffer of cpu comes from the last AUXTRACE
+ * record of that buffer that starts at or before pos and covers it: a
+ * record's zero padding lies under the start of the next one.
+ */
+static const struct trace_rec *holder(const struct trace_rec *t, size_t nt,
+				      int cpu, uint64_t pos, uint64_t *avail)
+{
+	const struct trace_rec *best = NULL;
+	uint64_t next = UINT64_MAX;
+	size_t i;
+
+	for (i = 0; i < nt; i++) {
+		if (t[i].cpu != cpu)
+			continue;
+		if (t[i].offset <= pos && pos < t[i].offset + t[i].size &&
+		    (!best || t[i].offset >= best->offset))
+			best = &t[i];
+	}
+	/* how far it holds the byte stream: up to the next record's start */
+	for (i = 0; i < nt; i++)
+		if (t[i].cpu == cpu && t[i].offset > pos && t[i].offset < next)
+			next = t[i].offset;
+	if (best) {
+		uint64_t end = best->offset + best->size;
+
+		*avail = (next < end ? next : end) - pos;
+	} else {
+		*avail = next == UINT64_MAX ? UINT64_MAX : next - pos;
+	}
+	return best;
+}
+
+int main(int argc, char **argv)
+{
+	unsigned char fh[104], rh[REC_HEADER_SIZE], *rec = NULL, *attrs;
+	uint64_t attr_size, attrs_off, attrs_len, data_off, data_len;
+	uint64_t sample_type = 0, pmu_type = UINT64_MAX, flags_or = 0;
+	uint64_t written = 0, missing = 0, info_words = 0, *info = NULL;
+	struct trace_rec *t = NULL;
+	struct aux_rec *a = NULL;
+	size_t nt = 0, na = 0, capt = 0, capa = 0, reclen = 0, i;
+	int verbose = 0, info_only = 0, have_ntrace = 0, one_buffer;
+	long long pos, end;
+	FILE *out = NULL;
+	unsigned int k;
+
+	while (argc > 1 && argv[1][0] == '-') {
+		if (!strcmp(argv[1], "-v"))
+			verbose = 1;
+		else if (!strcmp(argv[1], "-i"))
+			info_only = 1;
+		else
+			break;
+		argc--, argv++;
+	}
+	if (argc != (info_only ? 2 : 3)) {
+		fprintf(stderr, "usage: perf_aux [-v] PERF.DATA OUT | perf_aux -i PERF.DATA\n");
+		return 2;
+	}
+	in_name = argv[1];
+	in = fopen(in_name, "rb");
+	if (!in)
+		die(strerror(errno));
+
+	read_at(0, fh, sizeof(fh));
+	if (get64(fh) != PERF_MAGIC2)
+		die("not a little-endian perf.data (PERFILE2) file");
+	attr_size = get64(fh + 16);
+	attrs_off = get64(fh + 24);
+	attrs_len = get64(fh + 32);
+	data_off = get64(fh + 40);
+	data_len = get64(fh + 48);
+	if (attr_size < 64 + 16 || attrs_len % attr_size || attrs_len > 1 << 20)
+		die("bad attribute section");
+
+	attrs = malloc(attrs_len ? attrs_len : 1);
+	if (!attrs)
+		die("out of memory");
+	read_at(attrs_off, attrs, attrs_len);
+
+	pos = data_off;
+	end = data_off + data_len;
+	for (k = 0; pos < end; k++) {
+		uint32_t type;
+		uint16_t size;
+
+		read_at(pos, rh, sizeof(rh));
+		type = get32(rh);
+		size = rh[6] | rh[7] << 8;
+		if (size < REC_HEADER_SIZE || pos + size > end)
+			die("bad record size");
+		rec = grow(rec, &reclen, size, 1);
+		read_at(pos, rec, size);
+
+		if (type == REC_AUXTRACE_INFO) {
+			if (size < 16 + 8 * 2 || get32(rec + 8) != 8)
+				die("AUXTRACE_INFO of another type than RISC-V N-Trace (8)");
+			info_words = (size - 16) / 8;
+			info = calloc(info_words, 8);
+			if (!info)
+				die("out of memory");
+			memcpy(info, rec + 16, info_words * 8);
+			pmu_type = info[1];
+			have_ntrace = 1;
+		} else if (type == REC_AUXTRACE) {
+			if (size != AUXTRACE_HDR_SIZE)
+				die("bad AUXTRACE record");
+			t = grow(t, &capt, nt, sizeof(*t));
+			t[nt].size = get64(rec + 8);
+			t[nt].offset = get64(rec + 16);
+			t[nt].pos = pos + size;
+			t[nt].cpu = (int)get32(rec + 40);
+			if (verbose)
+				printf("AUXTRACE size %#" PRIx64 " offset %#" PRIx64
+				       " idx %u tid %d cpu %d\n", t[nt].size,
+				       t[nt].offset, get32(rec + 32),
+				       (int)get32(rec + 36), t[nt].cpu);
+			pos += t[nt].size;
+			nt++;
+		} else if (type == REC_AUX) {
+			size_t at = REC_HEADER_SIZE + 24;
+
+			if (size < at)
+				die("bad AUX record");
+			a = grow(a, &capa, na, sizeof(*a));
+			a[na].offset = get64(rec + 8);
+			a[na].size = get64(rec + 16);
+			a[na].flags = get64(rec + 24);
+			/* in overwrite mode the offset is where the bytes end */
+			if (a[na].flags & AUX_FLAG_OVERWRITE) {
+				if (a[na].size > a[na].offset)
+					die("bad overwrite-mode AUX record");
+				a[na].offset -= a[na].size;
+			}
+			a[na].time = 0;
+			a[na].cpu = -1;
+			a[na].seq = k;
+			/* the sample_id of the ntrace event (sample_id_all) */
+			if (sample_type & SAMPLE_TID)
+				at += 8;
+			if (sample_type & SAMPLE_TIME) {
+				if (at + 8 <= size)
+					a[na].time = get64(rec + at);
+				at += 8;
+			}
+			if (sample_type & SAMPLE_ID)
+				at += 8;
+			if (sample_type & SAMPLE_STREAM_ID)
+				at += 8;
+			if ((sample_type & SAMPLE_CPU) && at + 8 <= size)
+				a[na].cpu = (int)get32(rec + at);
+			flags_or |= a[na].flags;
+			if (verbose)
+				printf("AUX offset %#" PRIx64 " size %#" PRIx64
+				       " flags %#" PRIx64 " time %" PRIu64 " cpu %d\n",
+				       a[na].offset, a[na].size, a[na].flags,
+				       a[na].time, a[na].cpu);
+			na++;
+		}
+		pos += size;
+
+		/* the attribute of the ntrace event, once its type is known */
+		if (have_ntrace == 1) {
+			for (i = 0; i < attrs_len / attr_size; i++) {
+				const unsigned char *at = attrs + i * attr_size;
+
+				if (get32(at) != pmu_type)
+					continue;
+				if (!(get64(at + 40) & ATTR_SAMPLE_ID_ALL))
+					die("the ntrace event has no sample_id_all");
+				sample_type = get64(at + 24);
+				break;
+			}
+			if (i == attrs_len / attr_size)
+				die("no attribute of the ntrace PMU's type");
+			have_ntrace = 2;
+		}
+	}
+
+	if (info_only) {
+		if (!info)
+			die("no AUXTRACE_INFO record");
+		for (i = 0; i < info_words; i++)
+			printf("%zu %#" PRIx64 "\n", i, info[i]);
+		free(t);
+		free(a);
+		free(rec);
+		free(attrs);
+		free(info);
+		return 0;
+	}
+	if (!info)
+		die("no AUXTRACE_INFO record");
+
+	out = fopen(argv[2], "wb");
+	if (!out)
+		die(strerror(errno));
+	/* one buffer: the AUX records need not say which */
+	one_buffer = 1;
+	for (i = 1; i < nt; i++)
+		if (t[i].cpu != t[0].cpu)
+			one_buffer = 0;
+	qsort(a, na, sizeof(*a), by_time);
+	for (i = 0; i < na; i++) {
+		uint64_t p = a[i].offset, stop = a[i].offset + a[i].size;
+		int cpu = one_buffer && nt ? t[0].cpu : a[i].cpu;
+
+		while (p < stop) {
+			uint64_t avail, n;
+			const struct trace_rec *h = holder(t, nt, cpu, p, &avail);
+			unsigned char buf[65536];
+
+			n = stop - p;
+			if (n > avail)
+				n = avail;
+			if (!h) {
+				missing += n;
+				p += n;
+				continue;
+			}
+			if (n > sizeof(buf))
+				n = sizeof(buf);
+			read_at(h->pos + (p - h->offset), buf, n);
+			if (fwrite(buf, 1, n, out) != n)
+				die("write failed");
+			written += n;
+			p += n;
+		}
+	}
+	if (fclose(out))
+		die("write failed");
+	free(t);
+	free(a);
+	free(rec);
+	free(attrs);
+	free(info);
+	printf("info %" PRIu64 " words, %zu AUXTRACE, %zu AUX records, flags %#" PRIx64
+	       ", %" PRIu64 " bytes out, %" PRIu64 " not in the file\n",
+	       info_words, nt, na, flags_or, written, missing);
+	return 0;
+}

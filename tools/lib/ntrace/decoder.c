@@ -501,6 +501,24 @@ static bool pop(struct nt_decoder *d, struct src_dec *s, uint64_t *ret)
 	return true;
 }
 
+/*
+ * The return stack after an indirect transfer whose destination the
+ * message gives: a return or coroutine swap takes its entry off (the
+ * address is not needed, the message has it), a call or swap pushes
+ * the address after it ("Implicit Return Optimization").
+ */
+static void follow_given_indirect(struct nt_decoder *d, struct src_dec *s,
+				  unsigned int itype, uint64_t fall)
+{
+	uint64_t ret;
+
+	if (itype == NT_ITYPE_RETURN || itype == NT_ITYPE_COROUTINE_SWAP)
+		pop(d, s, &ret);
+	if (itype == NT_ITYPE_INDIRECT_CALL ||
+	    itype == NT_ITYPE_COROUTINE_SWAP)
+		push(d, s, fall);
+}
+
 static void reset_state(struct src_dec *s)
 {
 	s->top = s->count = 0;
@@ -648,12 +666,7 @@ static int terminator(struct nt_decoder *d, struct src_dec *s,
 	ev->flags |= NT_EVF_TAKEN;
 	if (last && (end == END_INDIRECT || end == END_SYNC || end == END_STOP)) {
 		/* the message itself says where it went (or nobody knows) */
-		if (t->itype == NT_ITYPE_RETURN ||
-		    t->itype == NT_ITYPE_COROUTINE_SWAP)
-			pop(d, s, &ret);
-		if (t->itype == NT_ITYPE_INDIRECT_CALL ||
-		    t->itype == NT_ITYPE_COROUTINE_SWAP)
-			push(d, s, fall);
+		follow_given_indirect(d, s, t->itype, fall);
 		if (end == END_STOP) {
 			ev->flags |= NT_EVF_NO_NEXT;
 			ev->to = 0;
@@ -772,7 +785,7 @@ void walk_simple(struct nt_decoder *d, struct src_dec *s,
 		const struct link *l = &d->blocks[prev - 1].link[out];
 		const struct block *b;
 		const struct nt_insn *t;
-		uint64_t fall, to, ret;
+		uint64_t fall, to;
 		unsigned int taken;
 		uint32_t bi;
 		bool last;
@@ -828,12 +841,7 @@ void walk_simple(struct nt_decoder *d, struct src_dec *s,
 			if (!last || hist_has(hs) ||
 			    (end != END_INDIRECT && end != END_SYNC))
 				goto done;
-			if (t->itype == NT_ITYPE_RETURN ||
-			    t->itype == NT_ITYPE_COROUTINE_SWAP)
-				pop(d, s, &ret);
-			if (t->itype == NT_ITYPE_INDIRECT_CALL ||
-			    t->itype == NT_ITYPE_COROUTINE_SWAP)
-				push(d, s, fall);
+			follow_given_indirect(d, s, t->itype, fall);
 			if (t->iclass == NT_IC_TRAP_RETURN)
 				s->priv_may_change = true;
 			d->end_ok = true;

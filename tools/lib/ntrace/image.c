@@ -5,6 +5,7 @@
  */
 #include <fcntl.h>
 #include <gelf.h>
+#include <stdbool.h>
 #include <libelf.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -23,10 +24,18 @@ struct segment {
 	uint8_t *data;
 };
 
+/* pages a fill callback found nothing for, so that it is asked once */
+#define MISS_SLOTS	64
+#define MISS_SHIFT	12
+
 struct nt_image {
 	struct segment *seg;	/* sorted by start, never overlapping */
 	size_t nseg, capseg;
 	unsigned int nelf, nelf32;
+	nt_image_fill_fn fill;
+	void *fill_ctx;
+	bool filling;
+	uint64_t miss[MISS_SLOTS];	/* page + 1; 0 = empty */
 };
 
 struct nt_image *nt_image_new(void)
@@ -92,6 +101,8 @@ static int add_segment(struct nt_image *img, uint64_t start, uint8_t *data,
 	img->seg[pos].end = start + len;
 	img->seg[pos].data = data;
 	img->nseg++;
+	/* a page missed before may be covered now */
+	memset(img->miss, 0, sizeof(img->miss));
 	return 0;
 }
 
@@ -219,8 +230,15 @@ out:
 	return ret;
 }
 
-const uint8_t *nt_image_lookup(const struct nt_image *img, uint64_t addr,
-			       size_t *avail)
+void nt_image_set_fill(struct nt_image *img, nt_image_fill_fn fn, void *ctx)
+{
+	img->fill = fn;
+	img->fill_ctx = ctx;
+	memset(img->miss, 0, sizeof(img->miss));
+}
+
+static const struct segment *find_segment(const struct nt_image *img,
+					  uint64_t addr)
 {
 	size_t lo = 0, hi = img->nseg;
 
@@ -228,15 +246,55 @@ const uint8_t *nt_image_lookup(const struct nt_image *img, uint64_t addr,
 		size_t mid = lo + (hi - lo) / 2;
 		const struct segment *s = &img->seg[mid];
 
-		if (addr < s->start) {
+		if (addr < s->start)
 			hi = mid;
-		} else if (addr >= s->end) {
+		else if (addr >= s->end)
 			lo = mid + 1;
-		} else {
-			*avail = (size_t)(s->end - addr);
-			return s->data + (addr - s->start);
-		}
+		else
+			return s;
 	}
-	*avail = 0;
 	return NULL;
+}
+
+/*
+ * The image is logically const to its readers: what a fill callback adds
+ * is what was at those addresses all along, only read late. Segments
+ * never move their data, so bytes handed out before stay valid.
+ */
+static const struct segment *fill_segment(const struct nt_image *cimg,
+					  uint64_t addr)
+{
+	struct nt_image *img = (struct nt_image *)cimg;
+	uint64_t page = (addr >> MISS_SHIFT) + 1;
+	uint64_t *slot = &img->miss[page % MISS_SLOTS];
+	int ret;
+
+	if (img->filling || *slot == page)
+		return NULL;
+	img->filling = true;
+	ret = img->fill(img->fill_ctx, img, addr);
+	img->filling = false;
+	if (!ret) {
+		const struct segment *s = find_segment(img, addr);
+
+		if (s)
+			return s;
+	}
+	img->miss[page % MISS_SLOTS] = page;
+	return NULL;
+}
+
+const uint8_t *nt_image_lookup(const struct nt_image *img, uint64_t addr,
+			       size_t *avail)
+{
+	const struct segment *s = find_segment(img, addr);
+
+	if (!s && img->fill)
+		s = fill_segment(img, addr);
+	if (!s) {
+		*avail = 0;
+		return NULL;
+	}
+	*avail = (size_t)(s->end - addr);
+	return s->data + (addr - s->start);
 }

@@ -468,6 +468,19 @@ int nt_image_add_raw(struct nt_image *img, const char *path, uint64_t addr,
 /* Add a copy of len bytes loaded at addr. */
 int nt_image_add_mem(struct nt_image *img, const void *data, size_t len,
 		     uint64_t addr, const char **err);
+/*
+ * Code supplied by the caller on demand, the way perf reads it from the
+ * files its mmap events name: nt_image_lookup() calls fn for an address
+ * no segment covers, and fn adds the code around addr (nt_image_add_mem)
+ * and returns 0, or returns -1 when it has none. It must add the whole
+ * mapping around addr: the decoder does not follow code from the end of
+ * one segment into the next. A page fn had nothing for
+ * is not asked again until a segment is added. fn is not called again
+ * from inside itself.
+ */
+typedef int (*nt_image_fill_fn)(void *ctx, struct nt_image *img,
+				uint64_t addr);
+void nt_image_set_fill(struct nt_image *img, nt_image_fill_fn fn, void *ctx);
 /* 32 if every ELF added was ELFCLASS32, else 64. */
 unsigned int nt_image_xlen(const struct nt_image *img);
 /*

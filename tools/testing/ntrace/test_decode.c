@@ -167,6 +167,78 @@ static bool same_as_truth(const struct prog *p, const struct collect *c,
 	       NT_ITYPE_EXCEPTION;
 }
 
+/* ---- code supplied on demand ------------------------------------------- */
+
+struct filler {
+	const struct nt_image *from;	/* where the "process memory" is */
+	unsigned int calls;
+};
+
+/* Adds the whole segment of f->from around addr, as perf adds a map. */
+static int fill_from_image(void *ctx, struct nt_image *img, uint64_t addr)
+{
+	struct filler *f = ctx;
+	const uint8_t *p, *q;
+	size_t avail, before;
+	const char *err;
+	uint64_t start = addr;
+
+	f->calls++;
+	p = nt_image_lookup(f->from, addr, &avail);
+	if (!p)
+		return -1;
+	for (;;) {
+		q = nt_image_lookup(f->from, start - 2, &before);
+		if (!q || q + 2 != p - (addr - start) || start < 2)
+			break;
+		start -= 2;
+	}
+	return nt_image_add_mem(img, p - (addr - start), avail + (addr - start),
+				start, &err);
+}
+
+/*
+ * An image that starts empty and is filled by a callback decodes like the
+ * image itself, asking once per segment, and once per missing page.
+ */
+static void image_fill(struct prog *p)
+{
+	struct filler f = { .from = p->img };
+	struct nt_image *img = nt_image_new();
+	struct nt_encoder_cfg cfg;
+	struct collect c;
+	const uint8_t *got;
+	size_t len, diff = 0, avail;
+	uint8_t *buf;
+	unsigned int calls;
+	bool same;
+
+	nt_encoder_cfg_default(&cfg);
+	buf = prog_encode(p, &cfg, &len);
+	if (!img || !buf) {
+		tap_ok(0, "%s: image filled on demand: encode", p->name);
+		free(buf);
+		nt_image_free(img);
+		return;
+	}
+	nt_image_set_fill(img, fill_from_image, &f);
+	decode(&cfg, img, buf, len, 0, &c);
+	same = same_as_truth(p, &c, &diff);
+	tap_ok(same && !c.gaps && f.calls >= 1 && f.calls <= 4,
+	       "%s: image filled on demand decodes exactly (%u fills; %zu of %zu PCs agree)",
+	       p->name, f.calls, diff, p->npcs);
+	collect_free(&c);
+
+	calls = f.calls;
+	got = nt_image_lookup(img, 8, &avail);
+	got = got ? got : nt_image_lookup(img, 8, &avail);
+	tap_ok(!got && !avail && f.calls == calls + 1,
+	       "%s: a missing page is asked for once (%u calls)", p->name,
+	       f.calls - calls);
+	free(buf);
+	nt_image_free(img);
+}
+
 /* ---- round trips ------------------------------------------------------- */
 
 /* Programs that leave functions through longjmp or a signal return. */
@@ -1696,6 +1768,7 @@ int main(int argc, char **argv)
 			continue;
 		}
 		round_trips(&p);
+		image_fill(&p);
 		against_reference(&p);
 		reference_form(&p);
 		bluespec_path(&p);

@@ -128,7 +128,7 @@ bench: $(BENCHES) $(CLI)
 
 PREFIX ?= /usr/local
 install: all
-	install -d $(DESTDIR)$(PREFIX)/lib/pkgconfig $(DESTDIR)$(PREFIX)/include \
+	install -d $(DESTDIR)$(PREFIX)/lib/pkgconfig $(DESTDIR)$(PREFIX)/include/libntrace \
 		$(DESTDIR)$(PREFIX)/bin
 	install -m 644 $(LIB_A) $(DESTDIR)$(PREFIX)/lib/
 	install -m 755 $(LIB_SO) $(DESTDIR)$(PREFIX)/lib/
@@ -136,7 +136,7 @@ install: all
 	sed -e 's|@PREFIX@|$(PREFIX)|; s|@VERSION@|$(VERSION)|' \
 		tools/lib/ntrace/libntrace.pc.in > $(DESTDIR)$(PREFIX)/lib/pkgconfig/libntrace.pc
 	install -m 644 tools/lib/ntrace/ntrace.h tools/lib/ntrace/bluespec.h \
-		$(DESTDIR)$(PREFIX)/include/
+		$(DESTDIR)$(PREFIX)/include/libntrace/
 	install -m 755 $(CLI) $(DESTDIR)$(PREFIX)/bin/
 
 clean:

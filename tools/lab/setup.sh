@@ -35,6 +35,10 @@ BPO_PKGS=(qemu-system-riscv)
 # Nothing is built with it, so it stays out of the packages stamp that the
 # Debian headers build is keyed on; trixie has it only in backports.
 DT_PKGS=(dt-schema)
+# The host's perf (tools/lab/build-perf-host.sh: decoding and reporting
+# on the host what the board recorded) builds with these; like DT_PKGS,
+# outside the packages stamp, since no kernel build uses them.
+PERF_HOST_PKGS=(pkgconf libtraceevent-dev libdw-dev libzstd-dev zlib1g-dev)
 # Guest userspace, unpacked rather than installed. binutils: perf report
 # runs addr2line for source lines (--branch-history) and dies of SIGPIPE
 # when it is missing.
@@ -101,6 +105,9 @@ step_packages() {
 	retry 3 "$CACHE/apt-install.log" lab_chroot apt-get install -y -q \
 		-t "$SUITE-backports" "${DT_PKGS[@]}" ||
 		{ tail -n 30 "$CACHE/apt-install.log" >&2; die "cannot install ${DT_PKGS[*]} from $SUITE-backports"; }
+	retry 3 "$CACHE/apt-install.log" lab_chroot apt-get install -y -q \
+		"${PERF_HOST_PKGS[@]}" ||
+		{ tail -n 30 "$CACHE/apt-install.log" >&2; die "cannot install ${PERF_HOST_PKGS[*]}"; }
 	local qv
 	qv=$(lab_chroot dpkg-query -W -f '${Version}' qemu-system-riscv)
 	lab_chroot dpkg --compare-versions "$qv" ge 1:11 ||

@@ -18,6 +18,12 @@
  * Usage: perf_aux [-v] PERF.DATA OUT   write the stream to OUT, print a
  *                                     summary (and -v: every record)
  *        perf_aux -i PERF.DATA        print the AUXTRACE_INFO words
+ *        perf_aux -d AT,LEN PERF.DATA OUT
+ *                                     write the stream to OUT.aux and a
+ *                                     copy of PERF.DATA to OUT whose
+ *                                     stream bytes [AT, AT + LEN) are
+ *                                     inverted: damage where perf's
+ *                                     decoder must report it
  */
 #include <errno.h>
 #include <inttypes.h>
@@ -149,6 +155,7 @@ int main(int argc, char **argv)
 	struct aux_rec *a = NULL;
 	size_t nt = 0, na = 0, capt = 0, capa = 0, reclen = 0, i;
 	int verbose = 0, info_only = 0, have_ntrace = 0, one_buffer;
+	uint64_t dmg_at = 0, dmg_len = 0, ndmg = 0, *dmg_pos = NULL;
 	long long pos, end;
 	FILE *out = NULL;
 	unsigned int k;
@@ -158,13 +165,24 @@ int main(int argc, char **argv)
 			verbose = 1;
 		else if (!strcmp(argv[1], "-i"))
 			info_only = 1;
-		else
+		else if (!strcmp(argv[1], "-d") && argc > 2 &&
+			 sscanf(argv[2], "%" SCNu64 ",%" SCNu64, &dmg_at,
+				&dmg_len) == 2 && dmg_len && dmg_len <= 4096) {
+			argc--, argv++;
+		} else {
 			break;
+		}
 		argc--, argv++;
 	}
 	if (argc != (info_only ? 2 : 3)) {
-		fprintf(stderr, "usage: perf_aux [-v] PERF.DATA OUT | perf_aux -i PERF.DATA\n");
+		fprintf(stderr, "usage: perf_aux [-v] PERF.DATA OUT | perf_aux -i PERF.DATA |\n"
+			"       perf_aux -d AT,LEN PERF.DATA OUT\n");
 		return 2;
+	}
+	if (dmg_len) {
+		dmg_pos = calloc(dmg_len, sizeof(*dmg_pos));
+		if (!dmg_pos)
+			die("out of memory");
 	}
 	in_name = argv[1];
 	in = fopen(in_name, "rb");
@@ -301,7 +319,17 @@ int main(int argc, char **argv)
 	if (!info)
 		die("no AUXTRACE_INFO record");
 
-	out = fopen(argv[2], "wb");
+	if (dmg_len) {
+		char *aux_name = malloc(strlen(argv[2]) + 5);
+
+		if (!aux_name)
+			die("out of memory");
+		sprintf(aux_name, "%s.aux", argv[2]);
+		out = fopen(aux_name, "wb");
+		free(aux_name);
+	} else {
+		out = fopen(argv[2], "wb");
+	}
 	if (!out)
 		die(strerror(errno));
 	/* one buffer: the AUX records need not say which */
@@ -332,12 +360,41 @@ int main(int argc, char **argv)
 			read_at(h->pos + (p - h->offset), buf, n);
 			if (fwrite(buf, 1, n, out) != n)
 				die("write failed");
+			/* where in the file the bytes to damage are */
+			for (k = 0; dmg_len && k < n; k++)
+				if (written + k >= dmg_at &&
+				    written + k < dmg_at + dmg_len)
+					dmg_pos[ndmg++] = h->pos + (p - h->offset) + k;
 			written += n;
 			p += n;
 		}
 	}
 	if (fclose(out))
 		die("write failed");
+	if (dmg_len) {
+		FILE *copy = fopen(argv[2], "wb");
+		unsigned char buf[65536];
+		size_t got;
+
+		if (!copy || ndmg != dmg_len)
+			die(copy ? "the damage lies beyond the stream" : strerror(errno));
+		rewind(in);
+		while ((got = fread(buf, 1, sizeof(buf), in)) > 0)
+			if (fwrite(buf, 1, got, copy) != got)
+				die("write failed");
+		for (k = 0; k < ndmg; k++) {
+			unsigned char b;
+
+			read_at((long long)dmg_pos[k], &b, 1);
+			b = (unsigned char)~b;
+			if (fseeko(copy, (off_t)dmg_pos[k], SEEK_SET) ||
+			    fwrite(&b, 1, 1, copy) != 1)
+				die("write failed");
+		}
+		if (fclose(copy))
+			die("write failed");
+		free(dmg_pos);
+	}
 	free(t);
 	free(a);
 	free(rec);

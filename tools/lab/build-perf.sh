@@ -1,20 +1,33 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0
-# Build a riscv64 perf for the lab board: tools/perf of the newest lab
-# kernel's Debian source with the project's perf series
-# (patches/perf/, RISC-V AUX area tracing for the ntrace PMU), cross-built
-# inside the chroot as a static binary with few features (no libelf,
-# libtraceevent, python, perl, jevents...): what recording needs.
+# Build perf from tools/perf of the newest lab kernel's Debian source with
+# the project's perf series (patches/perf/: RISC-V AUX area tracing for
+# the ntrace PMU, the N-Trace decoder), for one of two places:
 #
-# Usage: build-perf.sh [OUTDIR]
-# OUTDIR (default $WORK/perf-riscv64, NTRACE_LAB_PERF_OUT) must lie under
-# the cache's work directory; the binary lands in OUTDIR/perf, rebuilt
-# only when the source package, the patches or this script change.
+# - the board (default): cross-built inside the chroot as a static
+#   riscv64 binary with few features (no libelf, libtraceevent, python,
+#   perl, jevents...): what recording needs;
+# - the host (--host): built natively in the chroot (Debian trixie) with
+#   libelf, libdw, libtraceevent and libntrace (built from this
+#   repository, found through pkg-config), to decode and report what the
+#   board recorded. It runs in the chroot: lab_chroot OUTDIR/perf ...
+#
+# Usage: build-perf.sh [--host] [OUTDIR]
+# OUTDIR (default $WORK/perf-riscv64 or $WORK/perf-host,
+# NTRACE_LAB_PERF_OUT) must lie under the cache's work directory; the
+# binary lands in OUTDIR/perf, rebuilt only when the source package, the
+# patches, libntrace (--host), the packages built with or this script
+# change.
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
 need_root
 
-OUT=${1:-${NTRACE_LAB_PERF_OUT:-$WORK/perf-riscv64}}
+TARGET=riscv64
+if [ "${1:-}" = --host ]; then
+	TARGET=host
+	shift
+fi
+OUT=${1:-${NTRACE_LAB_PERF_OUT:-$WORK/perf-$TARGET}}
 mkdir -p "$OUT"
 OUT=$(realpath "$OUT")
 case "$OUT/" in
@@ -29,8 +42,16 @@ KPKG=$(kernel_pkg "$SERIES")
 PATCHDIR=$REPO_DIR/patches/perf
 [ -d "$PATCHDIR" ] || die "no perf patch series in $PATCHDIR"
 
-VERS=$(pkg_versions "$KPKG" gcc-riscv64-linux-gnu | tr '\n' ' ')
-KEY=$(hash_inputs "perf-v1" "$VERS" "$PATCHDIR" "$LAB_DIR/build-perf.sh")
+# what the host's perf links with (tools/lab/setup.sh: PERF_HOST_PKGS)
+HOST_PKGS=(gcc libelf-dev libdw-dev libtraceevent-dev libzstd-dev zlib1g-dev pkgconf)
+if [ "$TARGET" = host ]; then
+	VERS=$(pkg_versions "$KPKG" "${HOST_PKGS[@]}" | tr '\n' ' ')
+	KEY=$(hash_inputs "perf-v2-host" "$VERS" "$PATCHDIR" "$LAB_DIR/build-perf.sh" \
+		"$REPO_DIR/tools/lib/ntrace" "$REPO_DIR/Makefile")
+else
+	VERS=$(pkg_versions "$KPKG" gcc-riscv64-linux-gnu | tr '\n' ' ')
+	KEY=$(hash_inputs "perf-v1" "$VERS" "$PATCHDIR" "$LAB_DIR/build-perf.sh")
+fi
 if [ -x "$OUT/perf" ] && [ -f "$OUT/stamp" ] && [ "$(cat "$OUT/stamp")" = "$KEY" ]; then
 	log "perf in $OUT is up to date"
 	exit 0
@@ -56,27 +77,50 @@ lab_chroot sh -c 'cd "$1" && shift && for p; do
 	done' apply "$COUT/src" "${PATCHES[@]}" ||
 	die "patches/perf does not apply to $KPKG $(pkg_versions "$KPKG" | cut -d= -f2)"
 
-# Features off that need riscv64 libraries the chroot does not have;
-# with them off perf still records (and reports -D). Only the perf
-# binary: the dlfilter objects are shared libraries, which -static
-# cannot link.
-NO=(NO_LIBELF=1 NO_LIBDW=1 NO_LIBTRACEEVENT=1 NO_LIBPYTHON=1 NO_LIBPERL=1
-    NO_JEVENTS=1 NO_LIBUNWIND=1 NO_SLANG=1 NO_LIBNUMA=1 NO_BABELTRACE2=1
-    NO_LIBZSTD=1 NO_LZMA=1 NO_ZLIB=1 NO_LIBBPF=1 NO_LIBPFM4=1 NO_DEMANGLE=1
-    NO_LIBLLVM=1 NO_CAPSTONE=1 NO_SDT=1 NO_LIBDEBUGINFOD=1 NO_JVMTI=1
-    NO_RUST=1 NO_AIO=1 NO_BACKTRACE=1)
 LOG=$OUT/build.log
-log "building perf (log: $LOG)"
+if [ "$TARGET" = host ]; then
+	# libntrace, static only: perf then needs no library path to run
+	log "building libntrace for the host's perf"
+	rm -rf "$OUT/libntrace" "$OUT/libntrace-build"
+	lab_chroot make -C "$CREPO" O="$COUT/libntrace-build" \
+		PREFIX="$COUT/libntrace" install > "$OUT/libntrace.log" 2>&1 ||
+		{ tail -n 20 "$OUT/libntrace.log" >&2; die "libntrace build failed"; }
+	rm -f "$OUT"/libntrace/lib/libntrace.so*
+	# features the lab chroot has no packages for stay off
+	MAKE_ARGS=(PKG_CONFIG_PATH="$COUT/libntrace/lib/pkgconfig"
+		NO_LIBPYTHON=1 NO_LIBPERL=1 NO_LIBBPF=1 NO_SLANG=1 NO_GTK2=1
+		NO_LIBUNWIND=1 NO_BABELTRACE2=1 NO_LIBLLVM=1 NO_CAPSTONE=1
+		NO_LIBPFM4=1 NO_LIBNUMA=1 NO_LIBCAP=1 NO_LIBDEBUGINFOD=1 NO_JEVENTS=1
+		NO_SDT=1)
+else
+	# Features off that need riscv64 libraries the chroot does not have;
+	# with them off perf still records (and reports -D). Only the perf
+	# binary: the dlfilter objects are shared libraries, which -static
+	# cannot link.
+	MAKE_ARGS=(ARCH=riscv CROSS_COMPILE=riscv64-linux-gnu- LDFLAGS=-static
+		NO_LIBELF=1 NO_LIBDW=1 NO_LIBTRACEEVENT=1 NO_LIBPYTHON=1
+		NO_LIBPERL=1 NO_JEVENTS=1 NO_LIBUNWIND=1 NO_SLANG=1 NO_LIBNUMA=1
+		NO_BABELTRACE2=1 NO_LIBZSTD=1 NO_LZMA=1 NO_ZLIB=1 NO_LIBBPF=1
+		NO_LIBPFM4=1 NO_DEMANGLE=1 NO_LIBLLVM=1 NO_CAPSTONE=1 NO_SDT=1
+		NO_LIBDEBUGINFOD=1 NO_JVMTI=1 NO_RUST=1 NO_AIO=1 NO_BACKTRACE=1
+		NO_LIBNTRACE=1)
+fi
+log "building the $TARGET perf (log: $LOG)"
 start=$SECONDS
 if ! lab_chroot make -C "$COUT/src/tools/perf" O="$COUT/build" \
-	ARCH=riscv CROSS_COMPILE=riscv64-linux-gnu- LDFLAGS=-static \
-	WERROR=0 "${NO[@]}" -j"${NTRACE_LAB_JOBS:-2}" "$COUT/build/perf" \
+	WERROR=0 "${MAKE_ARGS[@]}" -j"${NTRACE_LAB_JOBS:-2}" "$COUT/build/perf" \
 	> "$LOG" 2>&1; then
 	grep -E 'error|Error' "$LOG" | head -n 30 >&2 || true
 	tail -n 20 "$LOG" >&2
 	die "perf build failed"
 fi
 cp "$OUT/build/perf" "$OUT/perf"
-lab_chroot riscv64-linux-gnu-strip "$COUT/perf"
+if [ "$TARGET" = host ]; then
+	lab_chroot "$COUT/perf" check feature libntrace > "$OUT/features" 2>&1 ||
+		{ cat "$OUT/features" >&2; die "the host's perf was built without libntrace"; }
+	strip "$OUT/perf" 2>/dev/null || lab_chroot strip "$COUT/perf"
+else
+	lab_chroot riscv64-linux-gnu-strip "$COUT/perf"
+fi
 log "perf built in $((SECONDS - start)) s: $OUT/perf"
 printf '%s\n' "$KEY" > "$OUT/stamp"

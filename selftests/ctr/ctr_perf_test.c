@@ -12,6 +12,12 @@
  * skips every stack of more than 127 entries as "corrupted", so the
  * driver must hand perf no more than the event's sample_max_stack, whose
  * default (kernel.perf_event_max_stack) is 127.
+ *
+ * Then the same with the riscv64 perf of patches/perf, whose 0003 lifts
+ * that limit to 1024 entries: with kernel.perf_event_max_stack at the
+ * depth, perf report --branch-history must use the whole 256-entry
+ * stacks. tools/lab/lab-test puts that perf on the board's share; a run
+ * without it skips those tests.
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -24,11 +30,15 @@
 
 #include "kselftest_harness.h"
 #include "../lib/capture.h"
+#include "../lib/sysfs.h"
 
 #define OUT_SIZE (1 << 20)
 #define DATA "/tmp/ctr-perf.data"
 #define DEPTH_PARAM "/sys/module/riscv_ctr/parameters/depth"
 #define PERF_MAX_BRANCH_DEPTH 127
+#define OUR_PERF "/mnt/host/perf"
+#define DEEP_DATA "/tmp/ctr-perf-deep.data"
+#define MAX_STACK "/proc/sys/kernel/perf_event_max_stack"
 
 static const char *workload = "/selftests/workload/brwork";
 
@@ -79,6 +89,43 @@ static int longest_line(const char *text, const char *s)
 	return best;
 }
 
+/*
+ * perf record -b of brwork into data with the given perf: the number of
+ * samples, or -1 when perf record failed (its output is then in *out).
+ * The emulated cycle counter overflows irregularly (from a handful to
+ * thousands of samples per run, see Documentation/lab.rst): retry, then
+ * fall back to instructions, which overflow steadily. 200 samples at
+ * least, so that the workload's loops, not its start, show.
+ */
+static int record_brwork(struct __test_metadata *_metadata, char *perf,
+			 char *data, char **out, size_t *size)
+{
+	/* :u: the workload's own branches, not its exec and page faults */
+	char *argv[] = { perf, "record", "-b", "-e", "cycles:u", "-c",
+			 "20011", "-o", data, "--", (char *)workload,
+			 "1000000", NULL };
+	char *rep[] = { perf, "report", "-i", data, "--stats", NULL };
+	int try, status, samples = 0;
+
+	for (try = 0; try < 6 && samples < 200; try++) {
+		const char *p;
+
+		if (try == 3)
+			argv[4] = "instructions:u";
+		status = run_capture(argv, out, size);
+		if (!WIFEXITED(status) || WEXITSTATUS(status)) {
+			TH_LOG("%s record: wait status %#x", perf, status);
+			return -1;
+		}
+		run_capture(rep, out, size);
+		p = strstr(*out, "SAMPLE events:");
+		samples = p ? atoi(p + strlen("SAMPLE events:")) : 0;
+		TH_LOG("%s record -b -e %s: %d samples", perf, argv[4],
+		       samples);
+	}
+	return samples;
+}
+
 FIXTURE(journey) {
 	char *out;
 	size_t size;
@@ -87,11 +134,7 @@ FIXTURE(journey) {
 
 FIXTURE_SETUP(journey)
 {
-	/* :u: the workload's own branches, not its exec and page faults */
-	char *argv[] = { "perf", "record", "-b", "-e", "cycles:u", "-c",
-			 "20011", "-o", DATA, "--", (char *)workload,
-			 "1000000", NULL };
-	int try, status, samples = 0;
+	int samples;
 
 	self->size = OUT_SIZE;
 	self->out = malloc(self->size);
@@ -99,27 +142,10 @@ FIXTURE_SETUP(journey)
 	self->depth = read_depth();
 	if (self->depth <= 0)
 		SKIP(return, "no CTR branch stack support");
-	/*
-	 * The emulated cycle counter overflows irregularly (from a handful
-	 * to thousands of samples per run, see Documentation/lab.rst):
-	 * retry, then fall back to instructions, which overflow steadily.
-	 */
-	/* enough samples that the workload's loops, not its start, show */
-	for (try = 0; try < 6 && samples < 200; try++) {
-		char *rep[] = { "perf", "report", "-i", DATA, "--stats",
-				NULL };
-		const char *p;
-
-		if (try == 3)
-			argv[4] = "instructions:u";
-		status = run_capture(argv, &self->out, &self->size);
-		ASSERT_TRUE(WIFEXITED(status) && !WEXITSTATUS(status))
-			log_lines(_metadata, self->out, 20);
-		run_capture(rep, &self->out, &self->size);
-		p = strstr(self->out, "SAMPLE events:");
-		samples = p ? atoi(p + strlen("SAMPLE events:")) : 0;
-		TH_LOG("perf record -b -e %s: %d samples", argv[4], samples);
-	}
+	samples = record_brwork(_metadata, "perf", DATA, &self->out,
+				&self->size);
+	ASSERT_LE(0, samples)
+		log_lines(_metadata, self->out, 20);
 	ASSERT_LE(200, samples);
 }
 
@@ -188,6 +214,118 @@ TEST_F_TIMEOUT(journey, script_brstack, 600)
 	EXPECT_LT(0, count_str(self->out, "brwork_chain+"));
 	EXPECT_LT(0, count_str(self->out, "brwork_odd+") +
 		     count_str(self->out, "brwork_even+"));
+}
+
+FIXTURE(deep) {
+	char *out;
+	size_t size;
+	int depth;
+};
+
+FIXTURE_SETUP(deep)
+{
+	char depth[16];
+	long saved;
+	int samples, ret;
+
+	self->size = OUT_SIZE;
+	self->out = malloc(self->size);
+	ASSERT_NE(NULL, self->out);
+	self->depth = read_depth();
+	if (self->depth <= PERF_MAX_BRANCH_DEPTH)
+		SKIP(return, "CTR depth %d: no stack deeper than 127 entries",
+		     self->depth);
+	if (access(OUR_PERF, X_OK))
+		SKIP(return, "no perf of patches/perf at " OUR_PERF);
+	/*
+	 * The driver cuts every stack to the event's sample_max_stack,
+	 * which perf record -b leaves to this sysctl (127 by default).
+	 * It counts when the event is opened: put it back right after, so
+	 * that no later test sees it raised, even one that fails.
+	 */
+	ASSERT_EQ(0, file_read_long(MAX_STACK, &saved));
+	snprintf(depth, sizeof(depth), "%d", self->depth);
+	ASSERT_EQ(0, file_write_str(MAX_STACK, depth));
+	samples = record_brwork(_metadata, OUR_PERF, DEEP_DATA, &self->out,
+				&self->size);
+	snprintf(depth, sizeof(depth), "%ld", saved);
+	ret = file_write_str(MAX_STACK, depth);
+	ASSERT_LE(0, samples)
+		log_lines(_metadata, self->out, 20);
+	ASSERT_EQ(0, ret);
+	ASSERT_LE(200, samples);
+}
+
+FIXTURE_TEARDOWN(deep)
+{
+	free(self->out);
+}
+
+/*
+ * The longest branch history perf report gives, in entries: with -g
+ * folded, each path of the history is one line, its entries separated
+ * by ';', two per branch used (its target and its source).
+ */
+static int longest_history(struct __test_metadata *_metadata,
+			   char *max_stack, char **out, size_t *size)
+{
+	char *argv[] = { OUR_PERF, "report", "-i", DEEP_DATA,
+			 "--branch-history", "--stdio", "--no-children",
+			 "-g", "folded,0", max_stack ? "--max-stack" : NULL,
+			 max_stack, NULL };
+	int status = run_capture(argv, out, size);
+
+	if (!WIFEXITED(status) || WEXITSTATUS(status)) {
+		log_lines(_metadata, *out, 20);
+		TH_LOG("perf report: wait status %#x", status);
+		return -1;
+	}
+	return longest_line(*out, ";") + 1;
+}
+
+TEST_F_TIMEOUT(deep, report_branch_history, 600)
+{
+	char *argv[] = { OUR_PERF, "report", "-i", DEEP_DATA,
+			 "--branch-history", "--stdio", "--no-children",
+			 NULL };
+	int status, full, cut;
+
+	status = run_capture(argv, &self->out, &self->size);
+	log_lines(_metadata, self->out, 30);
+	ASSERT_TRUE(WIFEXITED(status) && !WEXITSTATUS(status)) {
+		TH_LOG("perf report: wait status %#x", status);
+	}
+	EXPECT_EQ(0, count_str(self->out, "corrupted branch chain"));
+
+	/*
+	 * Deeper than 127 for real: a path longer than 2 * 127 entries
+	 * needs more than 127 branches of one sample. --max-stack 127
+	 * cuts them as the old limit did, and shows that the count sees
+	 * the cut.
+	 */
+	full = longest_history(_metadata, NULL, &self->out, &self->size);
+	cut = longest_history(_metadata, "127", &self->out, &self->size);
+	TH_LOG("longest branch history: %d entries, %d with --max-stack 127 (depth %d)",
+	       full, cut, self->depth);
+	EXPECT_LT(2 * PERF_MAX_BRANCH_DEPTH, full);
+	EXPECT_LE(0, cut);
+	EXPECT_GE(2 * PERF_MAX_BRANCH_DEPTH, cut);
+	EXPECT_GE(2 * self->depth, full);
+}
+
+TEST_F_TIMEOUT(deep, script_brstack, 600)
+{
+	char *argv[] = { OUR_PERF, "script", "-i", DEEP_DATA, "-F",
+			 "ip,brstack", NULL };
+	int status, longest;
+
+	status = run_capture(argv, &self->out, &self->size);
+	ASSERT_TRUE(WIFEXITED(status) && !WEXITSTATUS(status));
+	longest = longest_line(self->out, "/0x");
+	TH_LOG("perf script -F ip,brstack: at most %d branch records in a sample (depth %d)",
+	       longest, self->depth);
+	/* the whole ring: what the branch history above had to take */
+	EXPECT_EQ(self->depth, longest);
 }
 
 TEST_HARNESS_MAIN

@@ -12,6 +12,9 @@
 #   4. flow decoder throughput and peak memory on >= 30M-instruction
 #      traces (BENCH_DECODE_INSNS overrides)
 #   5. 'ntrace decode --format pcs -o /dev/null' on such a trace
+#   6. perf script --itrace=b against ntrace decode --format branches on
+#      a recording the lab board made (bench/perf-decode.sh; root and
+#      the lab needed, skipped otherwise)
 #
 # Every figure comes with a baseline measured in the same run over the
 # same bytes: a sum of every byte, about as fast as memory delivers
@@ -153,3 +156,12 @@ awk -v n="$n" -v t="$best" -v b="$bytes" -v base="$base" 'BEGIN {
 	       n / t / 1e6, b / t / 1e6, b / t / 1e6 / base
 }'
 load
+
+echo
+echo "== 6. perf on the N-Trace of a lab recording"
+if [[ $(id -u) -eq 0 ]]; then
+	bash "$root/bench/perf-decode.sh" | grep -v '^\[lab' ||
+		echo "skipped: no lab recording (selftests/ntrace/perf-test makes it)"
+else
+	echo "skipped: needs root and the lab"
+fi

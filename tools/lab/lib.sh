@@ -227,3 +227,23 @@ LAB_SPLAT_RE='Kernel panic|Oops|WARNING:|BUG:|cut here|Unable to handle kernel|'
 LAB_SPLAT_RE+='KASAN:|INFO: possible|inconsistent lock state|DEBUG_LOCKS_WARN_ON|'
 LAB_SPLAT_RE+='turning off the locking correctness validator|'
 LAB_SPLAT_RE+='kmemleak: [0-9]+ new suspected|self-detected stall|blocked for more than'
+
+# The N-Trace driver, out of tree against a lab kernel's build tree (the
+# default variant, with its API probe results), as a user with that
+# kernel's build tree would build it: DIR/ntrace.ko, the log in
+# DIR/build.log. DIR must lie under $WORK.
+build_ntrace_module() { # series dir
+	local kb=$WORK/kbuild-$1-default dir
+	mkdir -p "$2"
+	dir=$(realpath "$2")
+	case "$dir/" in
+	"$(realpath "$WORK")"/*) ;;
+	*) die "$2: the module directory must be under $WORK" ;;
+	esac
+	cp "$REPO_DIR"/drivers/hwtracing/ntrace/* "$dir/"
+	[ -f "$kb/compat.cflags" ] || { echo "no $kb: build the lab first" > "$dir/build.log"; return 1; }
+	lab_chroot make -C "$CWORK/kbuild-$1-default" ARCH=riscv \
+		CROSS_COMPILE=riscv64-linux-gnu- KCFLAGS="$(cat "$kb/compat.cflags")" \
+		M="$CWORK/${dir#"$(realpath "$WORK")"/}" CONFIG_RISCV_NTRACE=m modules \
+		> "$dir/build.log" 2>&1
+}

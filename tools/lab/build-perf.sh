@@ -35,6 +35,10 @@ case "$OUT/" in
 *) die "$OUT: the output directory must be under $WORK" ;;
 esac
 COUT=$CWORK/${OUT#"$(realpath "$WORK")"/}
+# one build at a time per output directory: a second one would unpack
+# the source under the first one's compiler
+exec 9> "$OUT/.lock"
+flock 9
 
 [ -f "$WORK/kernels" ] || die "run tools/lab/setup.sh (make -C tools/lab setup) first"
 SERIES=$(newest_kernel)

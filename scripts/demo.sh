@@ -173,28 +173,19 @@ gcov_funcs() { # name file
 		sort -k2,2nr | sed "s/^/$1 /"
 }
 
-# afdo NAME PROGRAM PERF.DATA|- : both tools' profiles of one recording
-# from D/NAME.brstack (perf script -F ip,brstack --show-mmap-events);
-# PROGRAM is brwork's path in the recording. create_gcov reads PERF.DATA,
-# or, given -, the text samples of demo-afdo-text.awk.
+# afdo NAME PERF.DATA: both tools' profiles of one recording: llvm-profgen
+# from D/NAME.brstack (perf script -F ip,brstack --show-mmap-events),
+# create_gcov from PERF.DATA (under CD).
 afdo() {
-	local name=$1 prog=$2 data=$3
+	local name=$1 data=$2
 	# llvm-profgen reads the mmap events and the samples with branches;
 	# one without any makes it take the file for a stack+LBR profile
 	grep -E 'PERF_RECORD_MMAP|/0x' "$D/$name.brstack" > "$D/$name.lbr"
 	lab_chroot "$PROFGEN" --binary "$CD/st/workload/brwork" \
 		--perfscript "$CD/$name.lbr" --format=text --output "$CD/$name.llvm.prof"
-	if [ "$data" = - ]; then
-		awk -v bin="$prog" -f scripts/demo-afdo-text.awk \
-			"$D/$name.brstack" > "$D/$name.samples"
-		lab_chroot create_gcov --binary="$CD/dwarf4/workload/brwork" \
-			--profiler=text --profile="$CD/$name.samples" \
-			--gcov="$CD/$name.afdo" -gcov_version=1 --logtostderr
-	else
-		lab_chroot create_gcov --binary="$CD/dwarf4/workload/brwork" \
-			--profile="$CD/$data" --gcov="$CD/$name.afdo" -gcov_version=1 \
-			--logtostderr
-	fi
+	lab_chroot create_gcov --binary="$CD/dwarf4/workload/brwork" \
+		--profile="$CD/$data" --gcov="$CD/$name.afdo" -gcov_version=1 \
+		--logtostderr
 	lab_chroot dump_gcov -gcov_version=1 "$CD/$name.afdo" > "$D/$name.afdo.txt"
 	grep -q '^brwork_mix total:[1-9]' "$D/$name.afdo.txt" &&
 		grep -q '^brwork_mix:[1-9]' "$D/$name.llvm.prof"
@@ -288,15 +279,14 @@ board_part() {
 	typed "llvm-profgen --binary brwork --perfscript ctr.lbr --format=text --output ctr.llvm.prof"
 	typed "create_gcov --binary=brwork.dwarf4 --profile=ctr.data --gcov=ctr.afdo -gcov_version=1"
 	cp "$D/share/ctr.brstack" "$D/ctr.brstack"
-	step "CTR: llvm-profgen and create_gcov" "" afdo ctr "$CD/local/brwork" share/ctr.data
+	step "CTR: llvm-profgen and create_gcov" "" afdo ctr share/ctr.data
 	# a sample every 10000 instructions with the last 64 transfers, as
 	# CTR or LBR would give them
 	echo "N-Trace: branch stacks made of the decoded transfers"
 	typed "perf inject -i ntrace.data --itrace=i10000il64 -o ntrace.inj"
 	typed "perf script -i ntrace.inj -F ip,brstack --show-mmap-events > ntrace.brstack"
 	typed "llvm-profgen ... (as above)"
-	typed "awk -f scripts/demo-afdo-text.awk ntrace.brstack > ntrace.samples"
-	typed "create_gcov --binary=brwork.dwarf4 --profiler=text --profile=ntrace.samples --gcov=ntrace.afdo -gcov_version=1"
+	typed "create_gcov --binary=brwork.dwarf4 --profile=ntrace.inj --gcov=ntrace.afdo -gcov_version=1"
 	step "N-Trace: perf inject, llvm-profgen and create_gcov" "" \
 		afdo_ntrace
 	echo
@@ -314,7 +304,7 @@ board_part() {
 afdo_ntrace() {
 	hperf inject -i "$CD/share/ntrace.data" --itrace=i10000il64 -o "$CD/ntrace.inj"
 	hperf script -i "$CD/ntrace.inj" -F ip,brstack --show-mmap-events > "$D/ntrace.brstack"
-	afdo ntrace "$CD/share/brwork" -
+	afdo ntrace ntrace.inj
 }
 
 if [ "${1:-}" = --board ]; then

@@ -72,10 +72,15 @@ stamp_set() { mkdir -p "$STAMPS"; printf '%s\n' "$2" > "$STAMPS/$1.tmp"; mv "$ST
 # Run a command inside the trixie chroot, with the cache's work dir at
 # /lab, the repository read-only at /src and $LAB_SHARE (if set) at /share. A private mount namespace means
 # the bind mounts vanish with the process, even when it is killed, so a
-# failed run never leaves stale mounts behind.
+# failed run never leaves stale mounts behind. LAB_PIDNS=1 adds a PID
+# namespace: perf reading the board's recording looks its PIDs up in
+# /proc (for their mount namespaces), and must not find this machine's
+# processes there.
 lab_chroot() {
+	local ns=(--mount --propagation private)
+	[ -n "${LAB_PIDNS:-}" ] && ns+=(--pid --fork --kill-child)
 	mkdir -p "$WORK" "$CHROOT$CWORK" "$CHROOT$CREPO"
-	unshare --mount --propagation private -- /bin/bash -euo pipefail -c '
+	unshare "${ns[@]}" -- /bin/bash -euo pipefail -c '
 		c=$1; w=$2; r=$3; cw=$4; cr=$5; shift 5
 		mount -t proc proc "$c/proc"
 		mount --rbind /dev "$c/dev"

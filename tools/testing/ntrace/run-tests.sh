@@ -136,11 +136,14 @@ if [[ -x tools/lab/lab-test && -z ${NTRACE_SKIP_LAB:-} ]]; then
 		   NTRACE_LAB_KERNELS="$(bash -c '. tools/lab/lib.sh && newest_kernel')")
 	SHOW_TAP=1 run_tap "lab debug" "${debug_env[@]}" tools/lab/lab-test
 	run_tap "ntrace-pmu debug" "${debug_env[@]}" selftests/ntrace/pmu-test build
-	# CTR branch stacks through perf into llvm-profgen and create_gcov,
-	# on each kernel the lab built
+	# CTR and N-Trace branch stacks through perf into llvm-profgen and
+	# create_gcov, the two profiles compared, a clang rebuild with the
+	# N-Trace one counted on the board; on each kernel the lab built
+	# (about a minute each)
 	for k in $(bash -c '. tools/lab/lib.sh && lab_kernels' 2>/dev/null |
 		awk '{print $1}'); do
-		run_tap "ctr-autofdo $k" selftests/ctr/autofdo-test.sh --kernel "$k"
+		run_tap "autofdo $k" selftests/ctr/autofdo-test.sh --kernel "$k" \
+			--build build
 	done
 fi
 

@@ -125,13 +125,13 @@ if [[ -x tools/lab/lab-test && -z ${NTRACE_SKIP_LAB:-} ]]; then
 	# the N-Trace driver and its perf PMU on that hardware, recordings
 	# decoded against the ground truth
 	run_tap "ntrace-pmu" selftests/ntrace/pmu-test build
-	# the same through perf record with patches/perf, on pmu-test's module
+	# the same through perf record with patches/perf, and perf decoding
+	# it on the host; its own module build, on every lab kernel
 	run_tap "ntrace-perf" selftests/ntrace/perf-test build
 	# the PMU suite again on the debug kernel (lockdep, KASAN, kmemleak):
 	# the newest base, two harts, so that locking between harts is
 	# checked too. The lab run builds that kernel and runs the CTR
-	# selftests on it first. After perf-test: pmu-test replaces the
-	# module that perf-test loads with one for the debug kernel.
+	# selftests on it first.
 	debug_env=(env NTRACE_LAB_VARIANT=debug NTRACE_LAB_SMP=2
 		   NTRACE_LAB_KERNELS="$(bash -c '. tools/lab/lib.sh && newest_kernel')")
 	SHOW_TAP=1 run_tap "lab debug" "${debug_env[@]}" tools/lab/lab-test

@@ -5,8 +5,11 @@
 # the ntrace PMU, the N-Trace decoder), for one of two places:
 #
 # - the board (default): cross-built inside the chroot as a static
-#   riscv64 binary with few features (no libelf, libtraceevent, python,
-#   perl, jevents...): what recording needs;
+#   riscv64 binary against a sysroot of riscv64 Debian packages
+#   ($WORK/rv-sysroot, lib.sh: rv_sysroot_update) with libelf, libdw,
+#   libtraceevent, zstd and libntrace (built from this repository for
+#   riscv64): it records with build-ids, reports with symbols and
+#   decodes N-Trace on the board;
 # - the host (--host): built natively in the chroot (Debian trixie) with
 #   libelf, libdw, libtraceevent and libntrace (built from this
 #   repository, found through pkg-config), to decode and report what the
@@ -16,8 +19,8 @@
 # OUTDIR (default $WORK/perf-riscv64 or $WORK/perf-host,
 # NTRACE_LAB_PERF_OUT) must lie under the cache's work directory; the
 # binary lands in OUTDIR/perf, rebuilt only when the source package, the
-# patches, libntrace (--host), the packages built with or this script
-# change.
+# patches, libntrace, the packages built with (the sysroot's too) or this
+# script change.
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
 need_root
@@ -53,8 +56,13 @@ if [ "$TARGET" = host ]; then
 	KEY=$(hash_inputs "perf-v2-host" "$VERS" "$PATCHDIR" "$LAB_DIR/build-perf.sh" \
 		"$REPO_DIR/tools/lib/ntrace" "$REPO_DIR/Makefile")
 else
-	VERS=$(pkg_versions "$KPKG" gcc-riscv64-linux-gnu | tr '\n' ' ')
-	KEY=$(hash_inputs "perf-v1" "$VERS" "$PATCHDIR" "$LAB_DIR/build-perf.sh")
+	# A lab set up before the sysroot step existed gets it here, once;
+	# setup.sh keeps it up to date.
+	[ -f "$RV_SYSROOT/.packages" ] || rv_sysroot_update
+	VERS=$(pkg_versions "$KPKG" gcc-riscv64-linux-gnu pkgconf | tr '\n' ' ')
+	VERS+=$(closure_of "$(cat "$RV_SYSROOT/.packages")" | tr '\n' ' ')
+	KEY=$(hash_inputs "perf-v2" "$VERS" "$PATCHDIR" "$LAB_DIR/build-perf.sh" \
+		"$REPO_DIR/tools/lib/ntrace" "$REPO_DIR/Makefile")
 fi
 if [ -x "$OUT/perf" ] && [ -f "$OUT/stamp" ] && [ "$(cat "$OUT/stamp")" = "$KEY" ]; then
 	log "perf in $OUT is up to date"
@@ -82,6 +90,7 @@ lab_chroot sh -c 'cd "$1" && shift && for p; do
 	die "patches/perf does not apply to $KPKG $(pkg_versions "$KPKG" | cut -d= -f2)"
 
 LOG=$OUT/build.log
+MAKE_ENV=()
 if [ "$TARGET" = host ]; then
 	# libntrace, static only: perf then needs no library path to run
 	log "building libntrace for the host's perf"
@@ -97,21 +106,46 @@ if [ "$TARGET" = host ]; then
 		NO_LIBPFM4=1 NO_LIBNUMA=1 NO_LIBCAP=1 NO_LIBDEBUGINFOD=1 NO_JEVENTS=1
 		NO_SDT=1)
 else
-	# Features off that need riscv64 libraries the chroot does not have;
-	# with them off perf still records (and reports -D). Only the perf
-	# binary: the dlfilter objects are shared libraries, which -static
-	# cannot link.
-	MAKE_ARGS=(ARCH=riscv CROSS_COMPILE=riscv64-linux-gnu- LDFLAGS=-static
-		NO_LIBELF=1 NO_LIBDW=1 NO_LIBTRACEEVENT=1 NO_LIBPYTHON=1
-		NO_LIBPERL=1 NO_JEVENTS=1 NO_LIBUNWIND=1 NO_SLANG=1 NO_LIBNUMA=1
-		NO_BABELTRACE2=1 NO_LIBZSTD=1 NO_LZMA=1 NO_ZLIB=1 NO_LIBBPF=1
-		NO_LIBPFM4=1 NO_DEMANGLE=1 NO_LIBLLVM=1 NO_CAPSTONE=1 NO_SDT=1
-		NO_LIBDEBUGINFOD=1 NO_JVMTI=1 NO_RUST=1 NO_AIO=1 NO_BACKTRACE=1
-		NO_LIBNTRACE=1)
+	# The build's own sysroot: a hard-linked copy of the shared one
+	# (cheap, and setup.sh replacing that one leaves this build alone)
+	# plus libntrace for riscv64 in /usr/local. The cross gcc searches
+	# its own glibc (/usr/riscv64-linux-gnu, trixie's) before the
+	# sysroot, so the sysroot's libc6-dev is never used: perf and the
+	# libraries link against the cross toolchain's glibc.
+	SR=$OUT/sysroot CSR=$COUT/sysroot
+	rm -rf "$SR"
+	cp -al "$RV_SYSROOT" "$SR"
+	# pkg-config (pkgconf) for the sysroot: its .pc files only, their
+	# paths under it, and its system directories left out, so that no
+	# -I puts the sysroot's glibc headers before the cross toolchain's.
+	PC_ENV=(PKG_CONFIG_LIBDIR="$CSR/usr/local/lib/pkgconfig:$CSR/usr/lib/riscv64-linux-gnu/pkgconfig:$CSR/usr/share/pkgconfig"
+		PKG_CONFIG_SYSROOT_DIR="$CSR"
+		PKG_CONFIG_SYSTEM_INCLUDE_PATH="$CSR/usr/include"
+		PKG_CONFIG_SYSTEM_LIBRARY_PATH="$CSR/usr/lib/riscv64-linux-gnu:$CSR/usr/lib")
+	log "building libntrace for riscv64 against the sysroot"
+	rm -rf "$OUT/libntrace-build"
+	lab_chroot env "${PC_ENV[@]}" make -C "$CREPO" O="$COUT/libntrace-build" \
+		CC="riscv64-linux-gnu-gcc --sysroot=$CSR" AR=riscv64-linux-gnu-ar \
+		PREFIX=/usr/local DESTDIR="$CSR" -j"${NTRACE_LAB_JOBS:-2}" install \
+		> "$OUT/libntrace.log" 2>&1 ||
+		{ tail -n 20 "$OUT/libntrace.log" >&2; die "libntrace build failed"; }
+	# static only, as perf is
+	rm -f "$SR"/usr/local/lib/libntrace.so*
+	# -static: every library its dependencies after it. perf's static
+	# libdw list lacks zstd, which Debian's libelf is built with.
+	MAKE_ENV=("${PC_ENV[@]}")
+	MAKE_ARGS=(ARCH=riscv CROSS_COMPILE=riscv64-linux-gnu- PKG_CONFIG=pkg-config
+		EXTRA_CFLAGS="--sysroot=$CSR"
+		LDFLAGS="-static --sysroot=$CSR"
+		DWARFLIBS="-ldw -lelf -lz -llzma -lbz2 -lzstd -ldl"
+		NO_LIBPYTHON=1 NO_LIBPERL=1 NO_JEVENTS=1 NO_LIBUNWIND=1 NO_SLANG=1
+		NO_LIBNUMA=1 NO_BABELTRACE2=1 NO_LIBBPF=1 NO_LIBPFM4=1
+		NO_DEMANGLE=1 NO_LIBLLVM=1 NO_CAPSTONE=1 NO_LIBDEBUGINFOD=1
+		NO_JVMTI=1 NO_RUST=1 NO_AIO=1 NO_BACKTRACE=1 NO_LIBCAP=1 NO_SDT=1)
 fi
 log "building the $TARGET perf (log: $LOG)"
 start=$SECONDS
-if ! lab_chroot make -C "$COUT/src/tools/perf" O="$COUT/build" \
+if ! lab_chroot env "${MAKE_ENV[@]}" make -C "$COUT/src/tools/perf" O="$COUT/build" \
 	WERROR=0 "${MAKE_ARGS[@]}" -j"${NTRACE_LAB_JOBS:-2}" "$COUT/build/perf" \
 	> "$LOG" 2>&1; then
 	grep -E 'error|Error' "$LOG" | head -n 30 >&2 || true
@@ -124,6 +158,17 @@ if [ "$TARGET" = host ]; then
 		{ cat "$OUT/features" >&2; die "the host's perf was built without libntrace"; }
 	strip "$OUT/perf" 2>/dev/null || lab_chroot strip "$COUT/perf"
 else
+	# What the sysroot is for: a perf that keeps build-ids and the vDSO,
+	# resolves symbols and decodes N-Trace on the board. perf check
+	# feature fails when one is off; qemu-riscv64 (qemu-user, which
+	# scripts/install-deps.sh installs on the host) runs it here.
+	if command -v qemu-riscv64 > /dev/null; then
+		qemu-riscv64 "$OUT/perf" check feature \
+			libelf,dwarf,libtraceevent,zlib,zstd,lzma,libntrace > "$OUT/features" 2>&1 ||
+			{ cat "$OUT/features" >&2; die "the riscv64 perf lacks a feature of the sysroot"; }
+	else
+		log "no qemu-riscv64 on the host: perf's features are not checked"
+	fi
 	lab_chroot riscv64-linux-gnu-strip "$COUT/perf"
 fi
 log "perf built in $((SECONDS - start)) s: $OUT/perf"

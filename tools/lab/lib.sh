@@ -206,6 +206,10 @@ write_manifest() {
 			"$WORK/rvroot/.packages"
 		grep -v -e '^suite=' -e '^skipped ' "$WORK/rvroot/.packages" |
 			sed 's/^/  riscv64 /'
+		if [ -f "$RV_SYSROOT/.packages" ]; then
+			sed -n 's/^suite=/riscv64 sysroot (perf) from /p' "$RV_SYSROOT/.packages"
+			grep -E '^[^=]*-dev=' "$RV_SYSROOT/.packages" | sed 's/^/  riscv64 /'
+		fi
 	} > "$out"
 	mv "$out" "$WORK/manifest"
 }
@@ -217,11 +221,45 @@ closure_of() { # guest-apt.sh output
 }
 
 # guest_apt ARGS...: tools/lab/guest-apt.sh in the chroot, with the lab's
-# mirror, suites and key and the apt root under the cache.
+# mirror, suites and key and the apt root under the cache. setup.sh and
+# build-perf.sh (the sysroot) share that apt root, and apt's lists and
+# archives are no place for two runs at once: one at a time.
 guest_apt() {
-	lab_chroot bash "$CREPO/tools/lab/guest-apt.sh" --root "$CWORK/rvapt" \
-		--mirror "$MIRROR" --suites "$GUEST_SUITES" \
-		--keyring "$GUEST_KEYRING" "$@"
+	(
+		flock 8
+		lab_chroot bash "$CREPO/tools/lab/guest-apt.sh" --root "$CWORK/rvapt" \
+			--mirror "$MIRROR" --suites "$GUEST_SUITES" \
+			--keyring "$GUEST_KEYRING" "$@"
+	) 8> "$CACHE/rvapt.lock"
+}
+
+# The riscv64 libraries the board's perf links with (build-perf.sh),
+# headers and static archives: libelf (symbols, build-ids), libdw
+# (DWARF: source lines, probes), zlib, zstd, xz and bzip2 (what libelf
+# and libdw read compressed sections with; zstd also perf.data
+# compression), libtraceevent (tracepoint formats). Unpacked, never
+# installed, into RV_SYSROOT; its .packages lists the closure apt chose.
+RV_SYSROOT_PKGS=(libelf-dev libdw-dev zlib1g-dev libzstd-dev liblzma-dev
+	libbz2-dev libtraceevent-dev)
+RV_SYSROOT=$WORK/rv-sysroot
+
+# rv_sysroot_update: (re)make RV_SYSROOT when the closure apt resolves
+# now differs from the one it was made from, as step_rvroot does for the
+# board's userspace. A build that uses the sysroot takes a hard-linked
+# copy of it first: a replaced sysroot then never changes under it.
+rv_sysroot_update() {
+	local key resolved
+	resolved=$(guest_apt --resolve-only "${RV_SYSROOT_PKGS[@]}") ||
+		die "cannot resolve the riscv64 sysroot's packages (see above)"
+	key=$(hash_inputs "rv-sysroot-v1" "$(closure_of "$resolved")")
+	if stamp_ok rv-sysroot "$key" && [ -f "$RV_SYSROOT/.packages" ]; then
+		return
+	fi
+	log "fetching the riscv64 sysroot: ${RV_SYSROOT_PKGS[*]}"
+	resolved=$(guest_apt --dest "$CWORK/${RV_SYSROOT#"$WORK"/}" "${RV_SYSROOT_PKGS[@]}") ||
+		die "cannot fetch the riscv64 sysroot's packages (see above)"
+	printf '%s\n' "$resolved" > "$RV_SYSROOT/.packages"
+	stamp_set rv-sysroot "$(hash_inputs "rv-sysroot-v1" "$(closure_of "$resolved")")"
 }
 
 # What the kernel logs when something went wrong that it survived, for

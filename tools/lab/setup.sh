@@ -2,7 +2,8 @@
 # SPDX-License-Identifier: GPL-2.0
 # Prepare everything the lab needs: host tools, a Debian trixie chroot with
 # QEMU >= 11 and the riscv64 cross toolchain, OpenSBI >= 1.7 firmware and
-# the riscv64 userspace (busybox, perf and its libraries).
+# the riscv64 userspace (busybox, perf and its libraries) and the riscv64
+# sysroot the project's perf for the board is built against.
 # Every step is stamped with a hash of its inputs, so a re-run after a
 # failure resumes at the first step that did not finish.
 set -euo pipefail
@@ -159,10 +160,18 @@ step_rvroot() {
 	stamp_set rvroot "$(hash_inputs "rv-v2" "$(closure_of "$resolved")")"
 }
 
+# The riscv64 -dev packages the board's perf is built against
+# (build-perf.sh); made here so that a mirror that moved is noticed on
+# every run, as for the userspace.
+step_sysroot() {
+	rv_sysroot_update
+}
+
 step_host
 step_chroot
 step_packages
 step_firmware
 step_rvroot
+step_sysroot
 write_manifest
 log "setup complete: $(lab_chroot dpkg-query -W -f '${Version}' qemu-system-riscv) qemu, $(cat "$WORK/firmware/VERSION")"

@@ -280,7 +280,7 @@ static const struct segment *fill_segment(const struct nt_image *cimg,
 		if (s)
 			return s;
 	}
-	img->miss[page % MISS_SLOTS] = page;
+	*slot = page;
 	return NULL;
 }
 

@@ -31,6 +31,23 @@ static inline int file_read_long(const char *path, long *v)
 	return 0;
 }
 
+/* The word in path, without its newline, in buf: 0, or -1. */
+static inline int file_read_str(const char *path, char *buf, size_t size)
+{
+	int fd = open(path, O_RDONLY);
+	ssize_t n;
+
+	if (fd < 0)
+		return -1;
+	n = read(fd, buf, size - 1);
+	close(fd);
+	if (n <= 0)
+		return -1;
+	buf[n] = '\0';
+	buf[strcspn(buf, "\n")] = '\0';
+	return 0;
+}
+
 /* Write s to path: 0, or -errno (the attribute's refusal, e.g. -EINVAL). */
 static inline int file_write_str(const char *path, const char *s)
 {

@@ -315,6 +315,33 @@ TEST(pmu_and_caps)
 	EXPECT_EQ(0, access(PMU_DIR "format/syncmax", R_OK));
 }
 
+/*
+ * The modes by name (events/btm, events/htm, for "-e ntrace/btm/" and
+ * "-e ntrace/mode=btm/"): each holds the format term it stands for, and
+ * a mode some encoder lacks is not shown.
+ */
+TEST(modes_by_name)
+{
+	static const struct {
+		const char *name, *terms;
+	} modes[] = { { "btm", "mode=1" }, { "htm", "mode=2" } };
+	char path[128], terms[32];
+	long cap;
+
+	for (unsigned int i = 0; i < sizeof(modes) / sizeof(modes[0]); i++) {
+		snprintf(path, sizeof(path), PMU_DIR "caps/%s", modes[i].name);
+		ASSERT_EQ(0, file_read_long(path, &cap));
+		snprintf(path, sizeof(path), PMU_DIR "events/%s", modes[i].name);
+		if (!cap) {
+			EXPECT_NE(0, access(path, F_OK)) TH_LOG("%s", path);
+			continue;
+		}
+		ASSERT_EQ(0, file_read_str(path, terms, sizeof(terms)))
+			TH_LOG("%s", path);
+		EXPECT_STREQ(modes[i].terms, terms);
+	}
+}
+
 TEST(refused_configs)
 {
 	static const struct {
@@ -380,6 +407,9 @@ TEST(lacking_encoder)
 	}
 	ASSERT_EQ(0, file_read_long(PMU_DIR "caps/btm", &v));
 	EXPECT_EQ(1, v);
+	/* HTM is not offered by name either */
+	EXPECT_NE(0, access(PMU_DIR "events/htm", F_OK));
+	EXPECT_EQ(0, access(PMU_DIR "events/btm", R_OK));
 	errno = 0;
 	EXPECT_EQ(-1, open_ntrace(CFG_HTM, 0, -1, 1, 0));
 	EXPECT_EQ(EOPNOTSUPP, errno) TH_LOG("mode=2 (HTM)");

@@ -951,9 +951,36 @@ static const struct attribute_group ntrace_pmu_group = {
 	.attrs = ntrace_pmu_attrs,
 };
 
+/*
+ * The modes by name: "-e ntrace/btm/" with any perf, and "-e
+ * ntrace/mode=btm/" with a perf that takes a term's value by the name
+ * of an event setting that term alone (patches/perf). A mode not every
+ * encoder has is not shown: event_init() would refuse it.
+ */
+PMU_EVENT_ATTR_STRING(btm, ntrace_event_btm, "mode=1");
+PMU_EVENT_ATTR_STRING(htm, ntrace_event_htm, "mode=2");
+
+static struct attribute *ntrace_events_attrs[] = {
+	&ntrace_event_btm.attr.attr, &ntrace_event_htm.attr.attr, NULL,
+};
+
+static umode_t ntrace_events_visible(struct kobject *kobj,
+				     struct attribute *attr, int i)
+{
+	enum cap_id id = attr == &ntrace_event_btm.attr.attr ? CAP_BTM : CAP_HTM;
+
+	return cap_value(id) ? attr->mode : 0;
+}
+
+static const struct attribute_group ntrace_events_group = {
+	.name = "events",
+	.attrs = ntrace_events_attrs,
+	.is_visible = ntrace_events_visible,
+};
+
 static const struct attribute_group *ntrace_attr_groups[] = {
-	&ntrace_pmu_group, &ntrace_format_group, &ntrace_caps_group,
-	&ntrace_stats_group, NULL,
+	&ntrace_pmu_group, &ntrace_format_group, &ntrace_events_group,
+	&ntrace_caps_group, &ntrace_stats_group, NULL,
 };
 
 static struct pmu ntrace_pmu = {

@@ -14,7 +14,10 @@
 #
 # PERF.DATA defaults to the long recording selftests/ntrace/perf-test
 # keeps ("bench": ntwork with many passes, per task, one hart). Needs
-# root and the lab (it runs in the lab chroot).
+# root and the lab (it runs in the lab chroot). NTRACE_LAB_HOST_PERF_OUT
+# (default $WORK/perf-host) is where the host's perf and libntrace are
+# built and run from: a perf series under work can be timed without
+# touching the lab's own.
 set -euo pipefail
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 . "$root/tools/lab/lib.sh"
@@ -32,9 +35,16 @@ case "$data" in
 *) die "$data: the recording must be under $WORK (the chroot sees only that)" ;;
 esac
 cdata=$CWORK/${data#"$(realpath "$WORK")"/}
-"$root/tools/lab/build-perf.sh" --host > /dev/null
-cperf=$CWORK/perf-host/perf
-cntrace=$CWORK/perf-host/libntrace/bin/ntrace
+out=${NTRACE_LAB_HOST_PERF_OUT:-$WORK/perf-host}
+mkdir -p "$out"
+out=$(realpath "$out")
+case "$out" in
+"$(realpath "$WORK")"/*) ;;
+*) die "$out: the host's perf must be built under $WORK" ;;
+esac
+"$root/tools/lab/build-perf.sh" --host "$out" > /dev/null
+cperf=$CWORK/${out#"$(realpath "$WORK")"/}/perf
+cntrace=$CWORK/${out#"$(realpath "$WORK")"/}/libntrace/bin/ntrace
 
 tmp=$(mktemp -d "$WORK/perf-decode.XXXXXX")
 trap 'rm -rf "$tmp"' EXIT

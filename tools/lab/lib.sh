@@ -43,7 +43,7 @@ die() { printf '[lab] ERROR: %s\n' "$*" >&2; exit 1; }
 need_root() {
 	[ "$(id -u)" -eq 0 ] && return
 	if command -v sudo >/dev/null && sudo -n true 2>/dev/null; then
-		exec sudo -n --preserve-env=NTRACE_LAB_CACHE,NTRACE_LAB_MIRROR,NTRACE_LAB_SUITE,NTRACE_LAB_GUEST_SUITES,NTRACE_LAB_KEYRING,NTRACE_LAB_KERNELS,NTRACE_LAB_PERF_OUT,NTRACE_LAB_VARIANT,NTRACE_LAB_SMP,NTRACE_LAB_TIMEOUT \
+		exec sudo -n --preserve-env=NTRACE_LAB_CACHE,NTRACE_LAB_MIRROR,NTRACE_LAB_SUITE,NTRACE_LAB_GUEST_SUITES,NTRACE_LAB_KEYRING,NTRACE_LAB_KERNELS,NTRACE_LAB_PERF_OUT,NTRACE_LAB_HOST_PERF_OUT,NTRACE_LAB_VARIANT,NTRACE_LAB_SMP,NTRACE_LAB_TIMEOUT \
 			"$0" "${LAB_ARGS[@]}"
 	fi
 	die "the lab needs root (debootstrap, chroot, mounts)"

@@ -786,7 +786,7 @@ void walk_simple(struct nt_decoder *d, struct src_dec *s,
 		const struct block *b;
 		const struct nt_insn *t;
 		uint64_t fall, to;
-		unsigned int taken;
+		unsigned int taken, iclass;
 		uint32_t bi;
 		bool last;
 
@@ -814,8 +814,13 @@ void walk_simple(struct nt_decoder *d, struct src_dec *s,
 		if (rem < b->need)
 			break;
 		last = rem == b->need;
-		switch (t->iclass) {
-		case NT_IC_BRANCH:
+		/*
+		 * Tests, not a switch: the kind of the next block follows the
+		 * program, and a jump table's one indirect branch predicts it
+		 * worse than a test for each kind, the commonest first.
+		 */
+		iclass = t->iclass;
+		if (iclass == NT_IC_BRANCH) {
 			if (last) {
 				/* BTM: the branch the DirectBranch ends at */
 				if (hist_has(hs) || htm || end != END_DIRECT)
@@ -832,24 +837,14 @@ void walk_simple(struct nt_decoder *d, struct src_dec *s,
 			ev->itype = taken ? NT_ITYPE_BRANCH_TAKEN :
 					    NT_ITYPE_BRANCH_NOT_TAKEN;
 			to = taken ? t->target : fall;
-			break;
-		case NT_IC_JALR:
-		case NT_IC_POPRET:
-		case NT_IC_TABLE_JUMP:
-		case NT_IC_TRAP_RETURN:
-			/* the message says where it went */
-			if (!last || hist_has(hs) ||
-			    (end != END_INDIRECT && end != END_SYNC))
+		} else if (iclass == NT_IC_OTHER || iclass == NT_IC_LUI ||
+			   iclass == NT_IC_AUIPC) {
+			if (last)
 				goto done;
-			follow_given_indirect(d, s, t->itype, fall);
-			if (t->iclass == NT_IC_TRAP_RETURN)
-				s->priv_may_change = true;
-			d->end_ok = true;
-			ev->itype = t->itype;
-			taken = 1;
-			to = target;
-			break;
-		case NT_IC_JAL:
+			ev->itype = NT_ITYPE_NONE;
+			taken = 0;
+			to = fall;
+		} else if (iclass == NT_IC_JAL) {
 			if (last || d->cfg.all_jumps)
 				goto done;
 			if (t->itype == NT_ITYPE_DIRECT_CALL)
@@ -857,17 +852,21 @@ void walk_simple(struct nt_decoder *d, struct src_dec *s,
 			ev->itype = t->itype;
 			taken = 1;
 			to = t->target;
-			break;
-		case NT_IC_OTHER:
-		case NT_IC_LUI:
-		case NT_IC_AUIPC:
-			if (last)
+		} else if (iclass == NT_IC_JALR || iclass == NT_IC_POPRET ||
+			   iclass == NT_IC_TABLE_JUMP ||
+			   iclass == NT_IC_TRAP_RETURN) {
+			/* the message says where it went */
+			if (!last || hist_has(hs) ||
+			    (end != END_INDIRECT && end != END_SYNC))
 				goto done;
-			ev->itype = NT_ITYPE_NONE;
-			taken = 0;
-			to = fall;
-			break;
-		default:
+			follow_given_indirect(d, s, t->itype, fall);
+			if (iclass == NT_IC_TRAP_RETURN)
+				s->priv_may_change = true;
+			d->end_ok = true;
+			ev->itype = t->itype;
+			taken = 1;
+			to = target;
+		} else {
 			goto done;
 		}
 		rem -= b->need;

@@ -28,7 +28,7 @@ struct br {
  * lines are the same every time it runs.
  */
 #define RUN_CACHE	1024		/* entries, a power of two */
-#define RUN_TEXT	128		/* bytes of text one holds */
+#define RUN_TEXT	256		/* bytes of text one holds */
 
 struct run_text {
 	uint64_t from;

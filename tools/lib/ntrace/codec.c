@@ -133,7 +133,8 @@ static uint64_t low_mask(unsigned int bits)
  * replicated up to the top of the address field. A field as wide as the
  * address is never extended.
  */
-static uint64_t extend_addr(const struct nt_stream_cfg *cfg, uint64_t v,
+static inline __attribute__((always_inline))
+uint64_t extend_addr(const struct nt_stream_cfg *cfg, uint64_t v,
 			    unsigned int nbits)
 {
 	unsigned int width = addr_field_bits(cfg);

@@ -786,7 +786,7 @@ void walk_simple(struct nt_decoder *d, struct src_dec *s,
 		const struct block *b;
 		const struct nt_insn *t;
 		uint64_t fall, to;
-		unsigned int taken;
+		unsigned int taken, iclass;
 		uint32_t bi;
 		bool last;
 
@@ -814,8 +814,13 @@ void walk_simple(struct nt_decoder *d, struct src_dec *s,
 		if (rem < b->need)
 			break;
 		last = rem == b->need;
-		switch (t->iclass) {
-		case NT_IC_BRANCH:
+		/*
+		 * Tests, not a switch: the kind of the next block follows the
+		 * program, and a jump table's one indirect branch predicts it
+		 * worse than a test for each kind, the commonest first.
+		 */
+		iclass = t->iclass;
+		if (iclass == NT_IC_BRANCH) {
 			if (last) {
 				/* BTM: the branch the DirectBranch ends at */
 				if (hist_has(hs) || htm || end != END_DIRECT)
@@ -832,24 +837,14 @@ void walk_simple(struct nt_decoder *d, struct src_dec *s,
 			ev->itype = taken ? NT_ITYPE_BRANCH_TAKEN :
 					    NT_ITYPE_BRANCH_NOT_TAKEN;
 			to = taken ? t->target : fall;
-			break;
-		case NT_IC_JALR:
-		case NT_IC_POPRET:
-		case NT_IC_TABLE_JUMP:
-		case NT_IC_TRAP_RETURN:
-			/* the message says where it went */
-			if (!last || hist_has(hs) ||
-			    (end != END_INDIRECT && end != END_SYNC))
+		} else if (iclass == NT_IC_OTHER || iclass == NT_IC_LUI ||
+			   iclass == NT_IC_AUIPC) {
+			if (last)
 				goto done;
-			follow_given_indirect(d, s, t->itype, fall);
-			if (t->iclass == NT_IC_TRAP_RETURN)
-				s->priv_may_change = true;
-			d->end_ok = true;
-			ev->itype = t->itype;
-			taken = 1;
-			to = target;
-			break;
-		case NT_IC_JAL:
+			ev->itype = NT_ITYPE_NONE;
+			taken = 0;
+			to = fall;
+		} else if (iclass == NT_IC_JAL) {
 			if (last || d->cfg.all_jumps)
 				goto done;
 			if (t->itype == NT_ITYPE_DIRECT_CALL)
@@ -857,17 +852,21 @@ void walk_simple(struct nt_decoder *d, struct src_dec *s,
 			ev->itype = t->itype;
 			taken = 1;
 			to = t->target;
-			break;
-		case NT_IC_OTHER:
-		case NT_IC_LUI:
-		case NT_IC_AUIPC:
-			if (last)
+		} else if (iclass == NT_IC_JALR || iclass == NT_IC_POPRET ||
+			   iclass == NT_IC_TABLE_JUMP ||
+			   iclass == NT_IC_TRAP_RETURN) {
+			/* the message says where it went */
+			if (!last || hist_has(hs) ||
+			    (end != END_INDIRECT && end != END_SYNC))
 				goto done;
-			ev->itype = NT_ITYPE_NONE;
-			taken = 0;
-			to = fall;
-			break;
-		default:
+			follow_given_indirect(d, s, t->itype, fall);
+			if (iclass == NT_IC_TRAP_RETURN)
+				s->priv_may_change = true;
+			d->end_ok = true;
+			ev->itype = t->itype;
+			taken = 1;
+			to = target;
+		} else {
 			goto done;
 		}
 		rem -= b->need;
@@ -1363,9 +1362,11 @@ static int ownership_msg(struct nt_decoder *d, struct src_dec *s,
  * IndirectBranchHist of a source in sync, with no hcontext pending,
  * its I-CNT within the spec's width, the images not said complete.
  * What decode_msg() does with it, without the checks; false: it goes
- * there.
+ * there. Called before decode_msg(), not from it: that one saves and
+ * restores six registers, on every message if it came first.
  */
-static bool branch_fast(struct nt_decoder *d, const struct nt_msg *m)
+static inline __attribute__((always_inline))
+bool branch_fast(struct nt_decoder *d, const struct nt_msg *m)
 {
 	struct last_branch lb;
 	struct src_dec *s;
@@ -1400,14 +1401,14 @@ static bool branch_fast(struct nt_decoder *d, const struct nt_msg *m)
 	return true;
 }
 
-static void decode_msg(struct nt_decoder *d, const struct nt_msg *m)
+/* Every message but those branch_fast() takes. */
+static void __attribute__((noinline))
+decode_msg(struct nt_decoder *d, const struct nt_msg *m)
 {
 	const uint8_t *code;
 	struct src_dec *s;
 	int r = 0;
 
-	if (branch_fast(d, m))
-		return;
 	d->st.msgs++;
 	d->msg = m;
 	if (m->err && m->err != NT_ERR_UNKNOWN_TCODE) {
@@ -1545,8 +1546,10 @@ void nt_decoder_feed(struct nt_decoder *d, const uint8_t *data, size_t len)
 
 	d->st.bytes += len;
 	nt_reader_feed(d->rd, data, len);
-	while (nt_reader_next(d->rd, &m))
-		decode_msg(d, &m);
+	while (nt_reader_next(d->rd, &m)) {
+		if (!branch_fast(d, &m))
+			decode_msg(d, &m);
+	}
 	d->msg = NULL;
 }
 
@@ -1555,7 +1558,9 @@ void nt_decoder_finish(struct nt_decoder *d)
 	struct nt_msg m;
 
 	nt_reader_finish(d->rd);
-	while (nt_reader_next(d->rd, &m))
-		decode_msg(d, &m);
+	while (nt_reader_next(d->rd, &m)) {
+		if (!branch_fast(d, &m))
+			decode_msg(d, &m);
+	}
 	d->msg = NULL;
 }

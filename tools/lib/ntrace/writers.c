@@ -28,7 +28,7 @@ struct br {
  * lines are the same every time it runs.
  */
 #define RUN_CACHE	1024		/* entries, a power of two */
-#define RUN_TEXT	128		/* bytes of text one holds */
+#define RUN_TEXT	256		/* bytes of text one holds */
 
 struct run_text {
 	uint64_t from;
@@ -272,8 +272,27 @@ static void copy_text(char *dst, const char *src, size_t len)
  * one go (16 bytes at a time, the last ones partly past its end); else
  * it is written and kept for the next time.
  */
-static void pcs_cached(struct nt_out *o, const struct nt_event *ev,
-		       uint64_t mask)
+/*
+ * The common case of pcs_cached(): the run's text is kept and fits.
+ * Calls nothing, so that nt_out_event() saves no registers for it.
+ */
+static inline bool pcs_copy_kept(struct nt_out *o, const struct nt_event *ev)
+{
+	const struct run_text *c;
+
+	if (!o->runs || ev->ninsn > RUN_TEXT / 4 || OUTBUF - o->n < RUN_TEXT)
+		return false;
+	c = &o->runs[((ev->from >> 1) ^ (ev->from >> 11)) & (RUN_CACHE - 1)];
+	if (!c->len || c->from != ev->from || c->code != ev->code ||
+	    c->ninsn != ev->ninsn)
+		return false;
+	copy_text(o->buf + o->n, c->text, c->len);
+	o->n += c->len;
+	return true;
+}
+
+static void __attribute__((noinline))
+pcs_cached(struct nt_out *o, const struct nt_event *ev, uint64_t mask)
 {
 	struct run_text *c;
 	uint64_t flushes;
@@ -609,7 +628,7 @@ void nt_out_event(void *out, const struct nt_event *ev)
 
 	/* most calls: a straight run for the PC list, kept short */
 	if (o->cfg.format == NT_OUT_PCS && ev->kind == NT_EV_INSNS) {
-		if (ev->ninsn)
+		if (ev->ninsn && !pcs_copy_kept(o, ev))
 			pcs_cached(o, ev, (o->cfg.isa & NT_ISA_RV32) ?
 					  0xffffffffull : ~0ull);
 		return;

@@ -7,6 +7,9 @@
 #
 #   conftest.sh <kernel source> <configured build dir> <scratch dir> MAKEARGS...
 #
+# An empty build dir: the source is the build tree itself (a
+# distribution's linux-headers package).
+#
 # Prints the compiler flags to build with, e.g.
 # "-DHAVE_PMU_SCHED_TASK_NO_TASK", on stdout (empty for mainline forms).
 set -euo pipefail
@@ -20,7 +23,7 @@ cp "$HERE"/Kbuild "$HERE"/*.c "$TMP/"
 probe() { # name, make arguments
 	local name=$1
 	shift
-	make -C "$SRC" O="$BUILD" M="$TMP" "$@" "$name.o" \
+	make -C "$SRC" ${BUILD:+O="$BUILD"} M="$TMP" "$@" "$name.o" \
 		> "$TMP/$name.log" 2>&1 && [ -f "$TMP/$name.o" ]
 }
 if ! probe conftest-sanity "$@"; then

@@ -243,23 +243,61 @@ RV_SYSROOT_PKGS=(libelf-dev libdw-dev zlib1g-dev libzstd-dev liblzma-dev
 	libbz2-dev libtraceevent-dev)
 RV_SYSROOT=$WORK/rv-sysroot
 
+# rv_sysroot_links: whether a static riscv64 program links with the
+# sysroot's libelf and libdw the way the board's perf does. Not every
+# suite's static archives do: trixie's libelf.a (elfutils 0.192) lacks
+# eu_search_tree_init, which its elf_begin() calls.
+rv_sysroot_links() {
+	local csr=$CWORK/${RV_SYSROOT#"$WORK"/}
+	cat > "$RV_SYSROOT/probe.c" <<'PROBE'
+#include <elfutils/libdw.h>
+#include <libelf.h>
+int main(void)
+{
+	Elf *elf = elf_begin(0, ELF_C_READ, 0);
+
+	return dwarf_begin_elf(elf, DWARF_C_READ, 0) != 0;
+}
+PROBE
+	lab_chroot riscv64-linux-gnu-gcc --sysroot="$csr" -static -o "$csr/probe" \
+		"$csr/probe.c" -ldw -lelf -lz -llzma -lbz2 -lzstd -ldl \
+		> "$RV_SYSROOT/probe.log" 2>&1
+}
+
 # rv_sysroot_update: (re)make RV_SYSROOT when the closure apt resolves
 # now differs from the one it was made from, as step_rvroot does for the
-# board's userspace. A build that uses the sysroot takes a hard-linked
-# copy of it first: a replaced sysroot then never changes under it.
+# board's userspace, from the first guest suite whose archives link
+# (rv_sysroot_links); a suite's closure that did not is remembered and
+# passed over. A build that uses the sysroot takes a hard-linked copy of
+# it first: a replaced sysroot then never changes under it.
 rv_sysroot_update() {
-	local key resolved
-	resolved=$(guest_apt --resolve-only "${RV_SYSROOT_PKGS[@]}") ||
-		die "cannot resolve the riscv64 sysroot's packages (see above)"
-	key=$(hash_inputs "rv-sysroot-v1" "$(closure_of "$resolved")")
-	if stamp_ok rv-sysroot "$key" && [ -f "$RV_SYSROOT/.packages" ]; then
-		return
-	fi
-	log "fetching the riscv64 sysroot: ${RV_SYSROOT_PKGS[*]}"
-	resolved=$(guest_apt --dest "$CWORK/${RV_SYSROOT#"$WORK"/}" "${RV_SYSROOT_PKGS[@]}") ||
-		die "cannot fetch the riscv64 sysroot's packages (see above)"
-	printf '%s\n' "$resolved" > "$RV_SYSROOT/.packages"
-	stamp_set rv-sysroot "$(hash_inputs "rv-sysroot-v1" "$(closure_of "$resolved")")"
+	local key resolved suite suites=$GUEST_SUITES
+	while :; do
+		resolved=$(GUEST_SUITES=$suites guest_apt --resolve-only "${RV_SYSROOT_PKGS[@]}") ||
+			die "cannot resolve the riscv64 sysroot's packages (see above)"
+		suite=$(sed -n 's/^suite=//p' <<< "$resolved")
+		suites=$(tr ' ' '\n' <<< "$suites" | awk -v s="$suite" 'after; $0 == s { after = 1 }' | tr '\n' ' ')
+		key=$(hash_inputs "rv-sysroot-v2" "$(closure_of "$resolved")")
+		if stamp_ok "rv-sysroot-unlinkable-$suite" "$key" && [ -n "${suites// }" ]; then
+			continue
+		fi
+		if stamp_ok rv-sysroot "$key" && [ -f "$RV_SYSROOT/.packages" ]; then
+			return
+		fi
+		log "fetching the riscv64 sysroot from $suite: ${RV_SYSROOT_PKGS[*]}"
+		resolved=$(GUEST_SUITES=$suite guest_apt --dest "$CWORK/${RV_SYSROOT#"$WORK"/}" \
+			"${RV_SYSROOT_PKGS[@]}") ||
+			die "cannot fetch the riscv64 sysroot's packages (see above)"
+		if rv_sysroot_links; then
+			printf '%s\n' "$resolved" > "$RV_SYSROOT/.packages"
+			stamp_set rv-sysroot "$key"
+			return
+		fi
+		stamp_set "rv-sysroot-unlinkable-$suite" "$key"
+		[ -n "${suites// }" ] ||
+			die "no guest suite's riscv64 libelf and libdw link statically: $(tail -n 3 "$RV_SYSROOT/probe.log")"
+		log "the riscv64 sysroot from $suite does not link statically ($(grep -m1 -o 'undefined reference to .*' "$RV_SYSROOT/probe.log")); trying $suites"
+	done
 }
 
 # What the kernel logs when something went wrong that it survived, for

@@ -266,12 +266,19 @@ static void copy_text(char *dst, const char *src, size_t len)
 	}
 }
 
-/*
- * A straight run for the PC list: the text of the run from the same
- * place with the same code and length, when it is kept, is copied in
- * one go (16 bytes at a time, the last ones partly past its end); else
- * it is written and kept for the next time.
- */
+/* Where a run from "from" is kept, if it is. */
+static inline struct run_text *run_slot(const struct nt_out *o, uint64_t from)
+{
+	return &o->runs[((from >> 1) ^ (from >> 11)) & (RUN_CACHE - 1)];
+}
+
+/* Whether c holds the text of ev's run: same place, code and length. */
+static inline bool run_kept(const struct run_text *c, const struct nt_event *ev)
+{
+	return c->len && c->from == ev->from && c->code == ev->code &&
+	       c->ninsn == ev->ninsn;
+}
+
 /*
  * The common case of pcs_cached(): the run's text is kept and fits.
  * Calls nothing, so that nt_out_event() saves no registers for it.
@@ -282,15 +289,20 @@ static inline bool pcs_copy_kept(struct nt_out *o, const struct nt_event *ev)
 
 	if (!o->runs || ev->ninsn > RUN_TEXT / 4 || OUTBUF - o->n < RUN_TEXT)
 		return false;
-	c = &o->runs[((ev->from >> 1) ^ (ev->from >> 11)) & (RUN_CACHE - 1)];
-	if (!c->len || c->from != ev->from || c->code != ev->code ||
-	    c->ninsn != ev->ninsn)
+	c = run_slot(o, ev->from);
+	if (!run_kept(c, ev))
 		return false;
 	copy_text(o->buf + o->n, c->text, c->len);
 	o->n += c->len;
 	return true;
 }
 
+/*
+ * A straight run for the PC list: the text of the run from the same
+ * place with the same code and length, when it is kept, is copied in
+ * one go (16 bytes at a time, the last ones partly past its end); else
+ * it is written and kept for the next time.
+ */
 static void __attribute__((noinline))
 pcs_cached(struct nt_out *o, const struct nt_event *ev, uint64_t mask)
 {
@@ -302,9 +314,8 @@ pcs_cached(struct nt_out *o, const struct nt_event *ev, uint64_t mask)
 		pcs_run(o, ev->from, ev->code, ev->ninsn, mask);
 		return;
 	}
-	c = &o->runs[((ev->from >> 1) ^ (ev->from >> 11)) & (RUN_CACHE - 1)];
-	if (c->len && c->from == ev->from && c->code == ev->code &&
-	    c->ninsn == ev->ninsn) {
+	c = run_slot(o, ev->from);
+	if (run_kept(c, ev)) {
 		if (OUTBUF - o->n < RUN_TEXT)
 			flush(o);
 		copy_text(o->buf + o->n, c->text, c->len);

@@ -61,8 +61,8 @@ else
 	[ -f "$RV_SYSROOT/.packages" ] || rv_sysroot_update
 	VERS=$(pkg_versions "$KPKG" gcc-riscv64-linux-gnu pkgconf | tr '\n' ' ')
 	VERS+=$(closure_of "$(cat "$RV_SYSROOT/.packages")" | tr '\n' ' ')
-	KEY=$(hash_inputs "perf-v2" "$VERS" "$PATCHDIR" "$LAB_DIR/build-perf.sh" \
-		"$REPO_DIR/tools/lib/ntrace" "$REPO_DIR/Makefile")
+	KEY=$(hash_inputs "perf-v2" "$VERS $RV_STATIC_DWARF_LIBS" "$PATCHDIR" \
+		"$LAB_DIR/build-perf.sh" "$REPO_DIR/tools/lib/ntrace" "$REPO_DIR/Makefile")
 fi
 if [ -x "$OUT/perf" ] && [ -f "$OUT/stamp" ] && [ "$(cat "$OUT/stamp")" = "$KEY" ]; then
 	log "perf in $OUT is up to date"
@@ -131,13 +131,12 @@ else
 		{ tail -n 20 "$OUT/libntrace.log" >&2; die "libntrace build failed"; }
 	# static only, as perf is
 	rm -f "$SR"/usr/local/lib/libntrace.so*
-	# -static: every library its dependencies after it. perf's static
-	# libdw list lacks zstd, which Debian's libelf is built with.
+	# -static: every library its dependencies after it (lib.sh)
 	MAKE_ENV=("${PC_ENV[@]}")
 	MAKE_ARGS=(ARCH=riscv CROSS_COMPILE=riscv64-linux-gnu- PKG_CONFIG=pkg-config
 		EXTRA_CFLAGS="--sysroot=$CSR"
 		LDFLAGS="-static --sysroot=$CSR"
-		DWARFLIBS="-ldw -lelf -lz -llzma -lbz2 -lzstd -ldl"
+		DWARFLIBS="$RV_STATIC_DWARF_LIBS"
 		NO_LIBPYTHON=1 NO_LIBPERL=1 NO_JEVENTS=1 NO_LIBUNWIND=1 NO_SLANG=1
 		NO_LIBNUMA=1 NO_BABELTRACE2=1 NO_LIBBPF=1 NO_LIBPFM4=1
 		NO_DEMANGLE=1 NO_LIBLLVM=1 NO_CAPSTONE=1 NO_LIBDEBUGINFOD=1

@@ -242,6 +242,10 @@ guest_apt() {
 RV_SYSROOT_PKGS=(libelf-dev libdw-dev zlib1g-dev libzstd-dev liblzma-dev
 	libbz2-dev libtraceevent-dev)
 RV_SYSROOT=$WORK/rv-sysroot
+# What a static riscv64 program using libdw links, each library before
+# what it needs. perf's own static libdw list lacks zstd, which Debian's
+# libelf is built with.
+RV_STATIC_DWARF_LIBS="-ldw -lelf -lz -llzma -lbz2 -lzstd -ldl"
 
 # rv_sysroot_links: whether a static riscv64 program links with the
 # sysroot's libelf and libdw the way the board's perf does. Not every
@@ -259,8 +263,9 @@ int main(void)
 	return dwarf_begin_elf(elf, DWARF_C_READ, 0) != 0;
 }
 PROBE
+	# shellcheck disable=SC2086 # the libraries are words
 	lab_chroot riscv64-linux-gnu-gcc --sysroot="$csr" -static -o "$csr/probe" \
-		"$csr/probe.c" -ldw -lelf -lz -llzma -lbz2 -lzstd -ldl \
+		"$csr/probe.c" $RV_STATIC_DWARF_LIBS \
 		> "$RV_SYSROOT/probe.log" 2>&1
 }
 

@@ -18,7 +18,10 @@
  *                driver can point it at its own buffers
  *   lack=MASK    optional: a smaller encoder, for drivers' probing: bit 0
  *                no HTM (InstMode 6 reads back 3), bit 1 no repeated
- *                history, bit 2 no timestamp unit, bit 3 no Context
+ *                history, bit 2 no timestamp unit, bit 3 no Context,
+ *                bit 4 no external timestamp input (only the core clock)
+ *   timebase=HZ  optional: the frequency of the time CSR, the external
+ *                timestamps' clock (default 10000000, the virt board's)
  *   truth=PATH   ground truth: PATH.<hart> gets every instruction the
  *                encoder saw retire (and every reported faulting one)
  *
@@ -50,6 +53,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "ntrace.h"
 #include "qemu-plugin-api.h"
@@ -94,6 +98,8 @@ QEMU_PLUGIN_EXPORT int qemu_plugin_version = NTRACE_QEMU_PLUGIN_API_VERSION;
 #define TS_COUNT	(1u << 1)
 #define TS_RESET	(1u << 2)
 #define TS_MODE_SHIFT	4
+#define TS_MODE_EXTERNAL 1u
+#define TS_MODE_CORE	3u
 #define TS_ENABLE	(1u << 15)
 #define TS_WIDTH	48u
 /* trRamControl */
@@ -151,7 +157,7 @@ struct hart {
 	bool tracing;			/* records go to the encoder */
 	const struct tbinfo *cur;	/* block running, not yet retired */
 	uint8_t priv;
-	uint64_t insns;			/* timestamp unit: retired instructions */
+	uint64_t insns;			/* the core clock: retired instructions */
 	FILE *truth;
 	uint64_t unreported_traps;	/* seen only from the level change */
 	uint64_t io_restarts;		/* blocks a device access cut short */
@@ -192,12 +198,80 @@ static uint64_t lack;
 #define LACK_RH		2u
 #define LACK_TS		4u
 #define LACK_CONTEXT	8u
+#define LACK_TS_EXTERNAL 16u
 static bool regs_written;
 static GByteArray *scratch;
 /* per hart: nonzero while its blocks must call tb_exec */
 static qemu_plugin_u64 watch;
-static struct qemu_plugin_register *priv_reg, *hartid_reg;
+static struct qemu_plugin_register *priv_reg, *hartid_reg, *time_reg;
 static unsigned int storing_hart = MAX_HARTS;	/* in mem_cb */
+
+static bool read_reg(struct qemu_plugin_register *reg, uint64_t *v)
+{
+	g_byte_array_set_size(scratch, 0);
+	if (!reg || !qemu_plugin_read_register(reg, scratch) ||
+	    scratch->len < sizeof(*v))
+		return false;
+	memcpy(v, scratch->data, sizeof(*v));
+	return true;
+}
+
+/* ---- timestamps ------------------------------------------------------ */
+
+/*
+ * The external timestamp input (trTsMode 1) is wired to the platform
+ * timer, what the time CSR reads: all harts then stamp with one clock,
+ * the one Linux's sched_clock() and so perf's sample times count. QEMU's
+ * timer counts its virtual clock, which without -icount runs with the
+ * host's CLOCK_MONOTONIC from a fixed offset while the machine runs. One
+ * read of the time register gives that offset; after it, the host's clock
+ * gives the time at a fraction of a register read's cost, which matters
+ * when every block is stamped.
+ */
+static uint64_t timebase = 10000000;
+static bool time_known;
+static int64_t time_offset;		/* mtime - host_ticks() */
+static uint64_t time_last;		/* stamps never run backwards */
+
+static uint64_t host_ticks(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * timebase +
+	       (uint64_t)ts.tv_nsec * timebase / 1000000000u;
+}
+
+/* In a callback that may read registers: learn the timer's offset. */
+static void time_calibrate(void)
+{
+	uint64_t mtime;
+
+	if (time_known || !read_reg(time_reg, &mtime))
+		return;
+	time_offset = (int64_t)(mtime - host_ticks());
+	time_known = true;
+}
+
+static uint64_t platform_time(void)
+{
+	uint64_t now = host_ticks() + (uint64_t)time_offset;
+
+	if (now > time_last)
+		time_last = now;
+	return time_last;
+}
+
+static bool ts_external(const struct hart *t)
+{
+	return ((t->tsctl >> TS_MODE_SHIFT) & 7) == TS_MODE_EXTERNAL;
+}
+
+/* The timestamp counter (trTsCounter) and what messages are stamped with. */
+static uint64_t ts_value(const struct hart *t)
+{
+	return ts_external(t) ? platform_time() : t->insns;
+}
 
 /* ---- guest memory --------------------------------------------------- */
 
@@ -221,7 +295,7 @@ static uint64_t te_base(unsigned int h)
 static void publish_hart(unsigned int h)
 {
 	struct hart *t = &harts[h];
-	uint64_t b = te_base(h);
+	uint64_t b = te_base(h), ts = ts_value(t);
 	uint32_t ctl = t->ctl;
 
 	/* encoding is synchronous: nothing is ever queued */
@@ -232,8 +306,8 @@ static void publish_hart(unsigned int h)
 	put_reg(b + TE_FILTERS, t->filters);
 	put_reg(b + TE_DATACTL, 0);
 	put_reg(b + TS_CONTROL, lack & LACK_TS ? 0 : t->tsctl | (TS_WIDTH << 24));
-	put_reg(b + TS_COUNTER_LO, (uint32_t)t->insns);
-	put_reg(b + TS_COUNTER_HI, (uint32_t)(t->insns >> 32));
+	put_reg(b + TS_COUNTER_LO, (uint32_t)ts);
+	put_reg(b + TS_COUNTER_HI, (uint32_t)(ts >> 32));
 	put_reg(b + TE_F0_CONTROL, t->f0ctl);
 	put_reg(b + TE_F0_MATCHINST, t->f0inst);
 }
@@ -437,7 +511,7 @@ static void update_tracing(unsigned int h, unsigned int reason)
 	if (on)
 		nt_encoder_start(t->enc, reason);
 	else
-		nt_encoder_stop(t->enc, NT_EVCODE_TRACE_DISABLED, t->insns);
+		nt_encoder_stop(t->enc, NT_EVCODE_TRACE_DISABLED, ts_value(t));
 	drain(h);
 }
 
@@ -552,11 +626,17 @@ static void write_encoder(unsigned int h, uint32_t off, uint32_t v)
 	} else if (off == TS_CONTROL && (lack & LACK_TS)) {
 		/* no timestamp unit: the register reads 0 */
 	} else if (off == TS_CONTROL) {
+		uint32_t mode = (v >> TS_MODE_SHIFT) & 7;
+
+		/* Count and Reset are for the internal clocks only */
 		if (v & TS_RESET)
 			t->insns = 0;
 		t->tsctl = v & (TS_ACTIVE | TS_COUNT | TS_ENABLE);
-		if (v & (7u << TS_MODE_SHIFT))
-			t->tsctl |= 3u << TS_MODE_SHIFT; /* core clock only */
+		/* WARL: the external input if wired, else the core clock */
+		if (mode != TS_MODE_EXTERNAL || (lack & LACK_TS_EXTERNAL) ||
+		    !time_known)
+			mode = mode ? TS_MODE_CORE : 0;
+		t->tsctl |= mode << TS_MODE_SHIFT;
 	} else if (off == TE_F0_CONTROL) {
 		t->f0ctl = v & 3;		/* Enable, MatchPrivilege */
 	} else if (off == TE_F0_MATCHINST) {
@@ -657,16 +737,6 @@ static void write_funnel(uint32_t off, uint32_t v)
 	publish_funnel();
 }
 
-static bool read_reg(struct qemu_plugin_register *reg, uint64_t *v)
-{
-	g_byte_array_set_size(scratch, 0);
-	if (!reg || !qemu_plugin_read_register(reg, scratch) ||
-	    scratch->len < sizeof(*v))
-		return false;
-	memcpy(v, scratch->data, sizeof(*v));
-	return true;
-}
-
 /* The hart running the callback (see the top of this file for why). */
 static unsigned int running_hart(void)
 {
@@ -724,7 +794,7 @@ static void complete(unsigned int h, const struct insn *x, uint64_t next,
 		     bool next_known)
 {
 	struct nt_record r = { .addr = x->pc, .size = x->in.size,
-			       .priv = harts[h].priv, .tstamp = harts[h].insns,
+			       .priv = harts[h].priv, .tstamp = ts_value(&harts[h]),
 			       .itype = transfer_itype(x) };
 
 	if (r.itype == NT_ITYPE_BRANCH_TAKEN &&
@@ -768,7 +838,7 @@ static size_t retire_whole(struct hart *t, const struct tbinfo *b,
 
 	if (t->tracing) {
 		pending = nt_encoder_retire_block(t->enc, &b->blk, next, 0,
-						  t->insns);
+						  ts_value(t));
 		truth_insns(t, b, b->n);
 	}
 	t->insns += b->n;
@@ -796,7 +866,7 @@ static void retire_part(unsigned int h, const struct tbinfo *b,
 	if (run) {
 		struct nt_record r = { .addr = b->insn[0].pc,
 				       .size = b->insn[0].in.size,
-				       .priv = t->priv, .tstamp = t->insns };
+				       .priv = t->priv, .tstamp = ts_value(t) };
 
 		t->insns += run;
 		if (t->tracing) {
@@ -867,7 +937,7 @@ static void trap(unsigned int h, bool exception, uint64_t from)
 			     from, true);
 	}
 	r.itype = exception ? NT_ITYPE_EXCEPTION : NT_ITYPE_INTERRUPT;
-	r.tstamp = t->insns;
+	r.tstamp = ts_value(t);
 	retire(h, &r);
 	t->trap_pending = exception && t->tracing && t->truth;
 	t->trap_pc = from;
@@ -943,6 +1013,7 @@ static void tb_exec(unsigned int vcpu, void *ud)
 	vcpu = running_hart();
 	if (vcpu >= nharts)
 		return;
+	time_calibrate();
 	publish_once();
 	t = &harts[vcpu];
 	if (!t->watched)
@@ -1141,6 +1212,8 @@ static void vcpu_init(unsigned int vcpu, void *ud)
 			priv_reg = d->handle;
 		if (!strcmp(d->name, "mhartid"))
 			hartid_reg = d->handle;
+		if (!strcmp(d->name, "time"))
+			time_reg = d->handle;
 	}
 	if (regs)
 		g_array_free(regs, TRUE);
@@ -1203,6 +1276,9 @@ QEMU_PLUGIN_EXPORT int qemu_plugin_install(qemu_plugin_id_t id,
 			ok = parse_u64(a + 8, &ramsize);
 		else if (!strncmp(a, "lack=", 5))
 			ok = parse_u64(a + 5, &lack);
+		else if (!strncmp(a, "timebase=", 9))
+			ok = parse_u64(a + 9, &timebase) && timebase &&
+			     timebase <= 1000000000u;
 		else if (!strncmp(a, "truth=", 6))
 			truth = a + 6;
 		else

@@ -293,7 +293,7 @@ TEST(pmu_and_caps)
 {
 	static const char *const caps[] = {
 		"btm", "htm", "ir_modes", "rh", "seqjump", "alljumps", "extmsb",
-		"sync_modes", "ts", "ts_width", "context", "filters",
+		"sync_modes", "ts", "ts_width", "ts_time", "context", "filters",
 		"src_bits", "encoders", "funnel", "sink_size",
 	};
 	char path[128];
@@ -308,6 +308,11 @@ TEST(pmu_and_caps)
 	EXPECT_EQ(harts, v);
 	ASSERT_EQ(0, file_read_long(PMU_DIR "caps/src_bits", &v));
 	EXPECT_EQ(harts > 1 ? 1 : 0, v);
+	/* the board wires its timer to the encoders' external timestamps */
+	if (!getenv("NTRACE_LACKING")) {
+		ASSERT_EQ(0, file_read_long(PMU_DIR "caps/ts_time", &v));
+		EXPECT_EQ(1, v);
+	}
 	EXPECT_EQ(0, access(PMU_DIR "format/mode", R_OK));
 	/* no unbinding under live sessions: the driver offers none */
 	EXPECT_NE(0, access("/sys/bus/platform/drivers/riscv-ntrace/unbind", F_OK));
@@ -394,13 +399,14 @@ TEST(refused_configs)
  */
 TEST(lacking_encoder)
 {
-	static const char *const none[] = { "htm", "rh", "ts", "context" };
+	static const char *const none[] = { "htm", "rh", "ts", "ts_time",
+					    "context" };
 	char path[128];
 	long v;
 
 	if (!getenv("NTRACE_LACKING"))
 		SKIP(return, "runs on the smaller encoder (NTRACE_LACKING=1)");
-	for (unsigned int i = 0; i < 4; i++) {
+	for (unsigned int i = 0; i < sizeof(none) / sizeof(none[0]); i++) {
 		snprintf(path, sizeof(path), PMU_DIR "caps/%s", none[i]);
 		ASSERT_EQ(0, file_read_long(path, &v));
 		EXPECT_EQ(0, v) TH_LOG("%s", path);

@@ -8,6 +8,7 @@
  * the topology from an of_graph (in-ports/out-ports) description.
  */
 #include <linux/bitfield.h>
+#include <linux/delay.h>
 #include <linux/iopoll.h>
 #include <linux/log2.h>
 #include <linux/module.h>
@@ -15,6 +16,8 @@
 #include <linux/of_address.h>
 #include <linux/of_graph.h>
 #include <linux/platform_device.h>
+#include <linux/time64.h>
+#include <linux/timex.h>
 
 #include "ntrace.h"
 
@@ -73,6 +76,70 @@ static void te_known_state(struct ntrace_encoder *te)
 	writel(0, te->base + TS_CONTROL);
 }
 
+static bool te_ts_mode_sticks(struct ntrace_encoder *te, u32 mode)
+{
+	u32 v = TS_ACTIVE | FIELD_PREP(TS_MODE, mode) | TS_ENABLE;
+
+	return te_sticks(te, TS_CONTROL, v, TS_ACTIVE | TS_MODE | TS_ENABLE);
+}
+
+/*
+ * Whether the timestamp counter reads what the time CSR reads. Nothing in
+ * the registers says what drives an external timestamp input (TCI 1.0,
+ * "Timestamp Unit"); a platform that wires its timer there gives every
+ * hart the clock of sched_clock(), which perf can turn into sample times.
+ * Any other clock is off by far more than a millisecond by the time the
+ * system has run for a while, so one close reading tells.
+ */
+static bool te_ts_counts_time(struct ntrace_encoder *te)
+{
+	u64 mask = te->caps.ts_width && te->caps.ts_width < 64 ?
+		   BIT_ULL(te->caps.ts_width) - 1 : U64_MAX;
+	u64 counter, now;
+	u32 hi, lo;
+	int tries;
+
+	for (tries = 0; tries < 3; tries++) {
+		hi = readl(te->base + TS_COUNTER_HIGH);
+		lo = readl(te->base + TS_COUNTER_LOW);
+		now = get_cycles64();
+		if (readl(te->base + TS_COUNTER_HIGH) != hi)
+			continue;
+		counter = (u64)hi << 32 | lo;
+		if (((now - counter) & mask) <= riscv_timebase / MSEC_PER_SEC)
+			return true;
+	}
+	return false;
+}
+
+/*
+ * The timestamp mode: an external input on the time CSR's clock first,
+ * then the internal clocks, the core's (3) before the system's (2), then
+ * an external input on a clock of its own.
+ */
+static void te_probe_timestamps(struct ntrace_encoder *te)
+{
+	struct ntrace_te_caps *c = &te->caps;
+	static const u32 modes[] = { TS_MODE_CORE, TS_MODE_SYSTEM,
+				     TS_MODE_EXTERNAL };
+	unsigned int i;
+
+	if (te_ts_mode_sticks(te, TS_MODE_EXTERNAL)) {
+		c->ts_width = FIELD_GET(TS_WIDTH, readl(te->base + TS_CONTROL));
+		c->ts_time = te_ts_counts_time(te);
+	}
+	for (i = 0; i < ARRAY_SIZE(modes) && !c->timestamp; i++) {
+		u32 mode = c->ts_time ? TS_MODE_EXTERNAL : modes[i];
+
+		if (te_ts_mode_sticks(te, mode)) {
+			c->timestamp = true;
+			c->ts_mode = mode;
+			c->ts_width = FIELD_GET(TS_WIDTH,
+						readl(te->base + TS_CONTROL));
+		}
+	}
+}
+
 /* What the encoder implements: WARL writes and read-backs, never enabled. */
 static void te_probe_caps(struct ntrace_encoder *te)
 {
@@ -124,16 +191,7 @@ static void te_probe_caps(struct ntrace_encoder *te)
 	}
 	writel(0, te->base + TE_INST_FILTERS);
 
-	/* an internal clock: the core's (3), else the system's (2) */
-	for (i = 3; i >= 2 && !c->timestamp; i--) {
-		v = TS_ACTIVE | FIELD_PREP(TS_MODE, i) | TS_ENABLE;
-		if (te_sticks(te, TS_CONTROL, v, TS_ACTIVE | TS_MODE | TS_ENABLE)) {
-			c->timestamp = true;
-			c->ts_mode = i;
-			c->ts_width = FIELD_GET(TS_WIDTH,
-						readl(te->base + TS_CONTROL));
-		}
-	}
+	te_probe_timestamps(te);
 	te_known_state(te);
 }
 
@@ -167,10 +225,15 @@ int ntrace_encoder_start(struct ntrace_encoder *te, u32 control, u32 features,
 	writel(TE_FILTER_ENABLE | TE_FILTER_MATCH_PRIV,
 	       te->base + TE_FILTER_CONTROL(0));
 	writel(BIT(0), te->base + TE_INST_FILTERS);
-	if (timestamps)
-		writel(TS_ACTIVE | TS_COUNT | TS_RESET | TS_ENABLE |
-		       FIELD_PREP(TS_MODE, te->caps.ts_mode),
-		       te->base + TS_CONTROL);
+	if (timestamps) {
+		u32 ts = TS_ACTIVE | TS_ENABLE |
+			 FIELD_PREP(TS_MODE, te->caps.ts_mode);
+
+		/* an external input has no counter of its own to run */
+		if (te->caps.ts_mode != TS_MODE_EXTERNAL)
+			ts |= TS_COUNT | TS_RESET;
+		writel(ts, te->base + TS_CONTROL);
+	}
 	writel(ctl, te->base + TR_CONTROL);
 	if ((readl(te->base + TR_CONTROL) & ~TE_OVERFLOW & ~TR_EMPTY) != ctl ||
 	    readl(te->base + TE_FILTER_MATCH_INST(0)) != priv_mask) {

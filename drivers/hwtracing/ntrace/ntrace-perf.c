@@ -777,7 +777,8 @@ static const struct attribute_group ntrace_format_group = {
  */
 enum cap_id {
 	CAP_BTM, CAP_HTM, CAP_IR_MODES, CAP_RH, CAP_SEQJUMP, CAP_ALLJUMPS,
-	CAP_EXTMSB, CAP_SYNC_MODES, CAP_TS, CAP_TS_WIDTH, CAP_CONTEXT,
+	CAP_EXTMSB, CAP_SYNC_MODES, CAP_TS, CAP_TS_WIDTH, CAP_TS_TIME,
+	CAP_CONTEXT,
 	CAP_FILTERS, CAP_SRC_BITS, CAP_ENCODERS, CAP_FUNNEL, CAP_SINK_SIZE,
 };
 
@@ -804,6 +805,7 @@ static unsigned long cap_value(enum cap_id id)
 			[CAP_EXTMSB] = c->ext_msb,
 			[CAP_SYNC_MODES] = c->sync_modes,
 			[CAP_TS] = c->timestamp, [CAP_TS_WIDTH] = c->ts_width,
+			[CAP_TS_TIME] = c->timestamp && c->ts_time,
 			[CAP_CONTEXT] = c->context, [CAP_FILTERS] = c->filters,
 		};
 
@@ -844,6 +846,7 @@ CAP(extmsb, CAP_EXTMSB, false);
 CAP(sync_modes, CAP_SYNC_MODES, true);
 CAP(ts, CAP_TS, false);
 CAP(ts_width, CAP_TS_WIDTH, false);
+CAP(ts_time, CAP_TS_TIME, false);
 CAP(context, CAP_CONTEXT, false);
 CAP(filters, CAP_FILTERS, false);
 CAP(src_bits, CAP_SRC_BITS, false);
@@ -855,7 +858,7 @@ static struct attribute *ntrace_caps_attrs[] = {
 	&cap_btm.attr.attr, &cap_htm.attr.attr, &cap_ir_modes.attr.attr,
 	&cap_rh.attr.attr, &cap_seqjump.attr.attr, &cap_alljumps.attr.attr,
 	&cap_extmsb.attr.attr, &cap_sync_modes.attr.attr, &cap_ts.attr.attr,
-	&cap_ts_width.attr.attr, &cap_context.attr.attr,
+	&cap_ts_width.attr.attr, &cap_ts_time.attr.attr, &cap_context.attr.attr,
 	&cap_filters.attr.attr, &cap_src_bits.attr.attr,
 	&cap_encoders.attr.attr, &cap_funnel.attr.attr,
 	&cap_sink_size.attr.attr, NULL,

@@ -36,6 +36,8 @@
 #define TE_DATA_CONTROL		0x010
 #define TE_DATA_FILTERS		0x01c
 #define TS_CONTROL		0x040
+#define TS_COUNTER_LOW		0x048
+#define TS_COUNTER_HIGH		0x04c
 #define TE_TRIG_DBG		0x050
 #define TE_TRIG_EXT_IN		0x054
 #define TE_TRIG_EXT_OUT		0x058
@@ -75,6 +77,9 @@
 #define TS_MODE			GENMASK(6, 4)
 #define TS_ENABLE		BIT(15)
 #define TS_WIDTH		GENMASK(29, 24)
+#define TS_MODE_EXTERNAL	1
+#define TS_MODE_SYSTEM		2
+#define TS_MODE_CORE		3
 
 /* Trace funnel (TCI 1.0 section 4.4) */
 #define FUNNEL_DIS_INPUT	0x008
@@ -101,9 +106,10 @@ struct ntrace_te_caps {
 	u8 src_bits;		/* widest SRC field */
 	u8 filters;		/* instruction filters */
 	bool filter_priv;	/* filter 0 matches privilege levels */
-	bool timestamp;		/* trTsControl with an internal clock */
+	bool timestamp;		/* trTsControl has a mode that sticks */
 	u8 ts_width;
-	u8 ts_mode;		/* the internal mode that stuck */
+	u8 ts_mode;		/* the mode timestamps use */
+	bool ts_time;		/* the counter reads what the time CSR reads */
 };
 
 struct ntrace_sink;

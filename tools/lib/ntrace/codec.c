@@ -236,6 +236,7 @@ struct nt_reader {
 	uint8_t lean_nvar[64];
 	/* per TCODE: MSEO bit 0 of the bytes its fixed fields fill */
 	uint64_t lean_fixed_ends[64];
+	bool short_direct;		/* see lean_branch() */
 	uint64_t addr_mask;		/* reconstructed addresses: XLEN bits */
 	uint64_t addr_field_mask;	/* address fields: XLEN - 1 bits */
 	uint8_t buf[NT_MAX_VENDOR_MSG_BYTES];
@@ -617,6 +618,8 @@ struct nt_reader *nt_reader_new(const struct nt_stream_cfg *cfg)
 		r->lean_fixed_ends[t] = ~(~0ull << (8 * (r->fixed_bits[t] / 6))) &
 					BYTES_EACH(1);
 	}
+	r->short_direct = !r->cfg.src_bits &&
+			  r->lean_nvar[NT_TCODE_DIRECT_BRANCH];
 	return r;
 }
 
@@ -880,6 +883,28 @@ static inline uint32_t lean_branch(struct nt_reader *r, const uint8_t *q,
 #if __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__
 	w = __builtin_bswap64(w);
 #endif
+	/*
+	 * Over half of BTM's messages: a DirectBranch of two bytes, TCODE
+	 * then an I-CNT under 64 that ends the message. Without SRC that
+	 * is all there is to check, and nothing to gather.
+	 */
+	if ((w & 0x3ff) == (NT_TCODE_DIRECT_BRANCH << 2 | 0x300) &&
+	    r->short_direct) {
+		memset(&m->err, 0, offsetof(struct nt_msg, icnt) -
+				   offsetof(struct nt_msg, err));
+		m->offset = r->chunk_base + r->pos;
+		m->err_at = 0;
+		m->size = 2;
+		m->fields = NT_F_ICNT;
+		m->tcode = NT_TCODE_DIRECT_BRANCH;
+		m->icnt = (w >> 10) & 63;
+		m->addr_field = 0;
+		m->target = 0;
+		m->hist = 0;
+		m->tstamp = 0;
+		m->time = r->src[0].time;
+		return 2;
+	}
 	/* MSEO=00 in the first byte: it starts a message, is not idle */
 	if (w & 3)
 		return 0;

@@ -594,6 +594,73 @@ static void random_garbage(void)
 	tap_ok(!bad, "random bytes: records in order, inside the input");
 }
 
+/*
+ * Streams mostly of DirectBranch messages of two and three bytes (BTM's
+ * commonest), whole and damaged: read as one buffer, where the reader
+ * takes a two-byte DirectBranch without the lean path's checks when the
+ * stream has no SRC, and a byte at a time, where every message goes the
+ * general way. Both must give the same records, errors and offsets
+ * included.
+ */
+static void short_direct_branches(void)
+{
+	static struct nt_msg whole[MAX_MSGS * 2], bytes[MAX_MSGS * 2];
+	static uint8_t buf[MAX_MSGS * 40];
+	const unsigned int nt = sizeof(std_tcodes) / sizeof(std_tcodes[0]);
+	unsigned int src_bits, ts, damaged;
+
+	for (src_bits = 0; src_bits <= 2; src_bits += 2)
+	for (ts = 0; ts < 2; ts++)
+	for (damaged = 0; damaged < 2; damaged++) {
+		struct nt_stream_cfg cfg = {
+			.src_bits = (uint8_t)src_bits, .timestamps = ts,
+			.xlen = 64,
+		};
+		size_t len = 0, n, nb, i, differ = 0, two = 0, errs = 0;
+
+		for (i = 0; i < 3000; i++) {
+			struct nt_msg m;
+			int w;
+
+			if (rnd() % 10 < 7) {
+				random_msg(&cfg, NT_TCODE_DIRECT_BRANCH, &m);
+				m.icnt = rnd() % 80;	/* two or three bytes */
+				if (rnd() & 3)
+					m.fields &= ~NT_F_TSTAMP;
+			} else {
+				random_msg(&cfg, std_tcodes[rnd() % nt], &m);
+			}
+			w = nt_write_msg(&cfg, &m, buf + len, sizeof(buf) - len);
+			if (w > 0)
+				len += (size_t)w;
+		}
+		for (i = 0; damaged && i < len / 50; i++) {
+			size_t at = rnd() % len;
+
+			if (rnd() & 1)
+				buf[at] ^= (uint8_t)(1u << (rnd() & 7));
+			else
+				buf[at] = (uint8_t)rnd();
+		}
+		n = parse(&cfg, buf, len, 0, whole, MAX_MSGS * 2);
+		nb = parse(&cfg, buf, len, 1, bytes, MAX_MSGS * 2);
+		for (i = 0; i < n && i < nb; i++) {
+			if (memcmp(&whole[i], &bytes[i], NT_MSG_CLEARED_BYTES) ||
+			    !same_fields(&whole[i], &bytes[i]))
+				differ++;
+			two += whole[i].tcode == NT_TCODE_DIRECT_BRANCH &&
+			       whole[i].size == 2 && !whole[i].err;
+			errs += whole[i].err != NT_OK;
+		}
+		tap_ok(n == nb && !differ && two > 300 && (errs > 0) == damaged,
+		       "src %u, timestamps %u%s: %zu records (%zu two-byte "
+		       "DirectBranch, %zu errors) the same whole and byte "
+		       "by byte (%zu and %zu, %zu differ)", src_bits, ts,
+		       damaged ? ", damaged" : "", n, two, errs, n, nb,
+		       differ);
+	}
+}
+
 int main(void)
 {
 	golden_message_example();
@@ -604,5 +671,6 @@ int main(void)
 	nexus_extra_messages();
 	sifive_timestamps();
 	random_garbage();
+	short_direct_branches();
 	return tap_done();
 }

@@ -236,7 +236,9 @@ struct nt_reader {
 	uint8_t lean_nvar[64];
 	/* per TCODE: MSEO bit 0 of the bytes its fixed fields fill */
 	uint64_t lean_fixed_ends[64];
-	bool short_direct;		/* see lean_branch() */
+	/* the shapes short_shape() takes: streams without SRC ... */
+	bool short_direct;
+	bool short_indirect;		/* ... nor address extension */
 	uint64_t addr_mask;		/* reconstructed addresses: XLEN bits */
 	uint64_t addr_field_mask;	/* address fields: XLEN - 1 bits */
 	uint8_t buf[NT_MAX_VENDOR_MSG_BYTES];
@@ -620,6 +622,7 @@ struct nt_reader *nt_reader_new(const struct nt_stream_cfg *cfg)
 	}
 	r->short_direct = !r->cfg.src_bits &&
 			  r->lean_nvar[NT_TCODE_DIRECT_BRANCH];
+	r->short_indirect = r->short_direct && !r->cfg.extend_addr_msb;
 	return r;
 }
 
@@ -861,6 +864,111 @@ static unsigned int field_end_bits(uint64_t e)
 }
 
 /*
+ * The commonest branch messages of streams without SRC, told from the
+ * first byte and the MSEO bits of the next few, with the fields then
+ * taken by shifts of the 64-bit word: no MDO gather, none of the lean
+ * path's checks, which the shape makes needless. They are
+ *
+ *  - a DirectBranch of two bytes: an I-CNT under 64;
+ *  - an IndirectBranch, with or without HIST, whose I-CNT takes one or
+ *    two bytes (the four bits left after TCODE and B-TYPE, or ten),
+ *    its U-ADDR one to three bytes and its HIST, if any, one byte (no
+ *    U-ADDR then needs address extension, which is required off).
+ *
+ * qsort_cb's traces are 95% such messages in BTM and 82% in HTM,
+ * interp's 99% and 98%. The record is the lean path's. Returns the
+ * length, or 0 for the lean path.
+ */
+static inline __attribute__((always_inline))
+uint32_t short_shape(struct nt_reader *r, uint64_t w, struct nt_msg *m)
+{
+	uint64_t mseo, y, uaddr, hist = 0, icnt, target;
+	uint32_t fields = NT_F_ICNT | NT_F_BTYPE | NT_F_UADDR;
+	unsigned int first = w & 0xff, tcode, a, u, n;
+	struct src_state *st = &r->src[0];
+
+	if (first == NT_TCODE_DIRECT_BRANCH << 2) {
+		/* MSEO=11 in byte 1 */
+		if (((w >> 8) & 3) != 3 || !r->short_direct)
+			return 0;
+		memset(&m->err, 0, offsetof(struct nt_msg, icnt) -
+				   offsetof(struct nt_msg, err));
+		m->offset = r->chunk_base + r->pos;
+		m->err_at = 0;
+		m->size = 2;
+		m->fields = NT_F_ICNT;
+		m->tcode = NT_TCODE_DIRECT_BRANCH;
+		m->icnt = (w >> 10) & 63;
+		m->addr_field = 0;
+		m->target = 0;
+		m->hist = 0;
+		m->tstamp = 0;
+		m->time = st->time;
+		return 2;
+	}
+	if (first == NT_TCODE_INDIRECT_BRANCH << 2)
+		tcode = NT_TCODE_INDIRECT_BRANCH;
+	else if (first == NT_TCODE_INDIRECT_BRANCH_HIST << 2)
+		tcode = NT_TCODE_INDIRECT_BRANCH_HIST;
+	else
+		return 0;
+	if (!r->short_indirect)
+		return 0;
+	/* I-CNT ends (MSEO=01) in byte 1, or in byte 2 after a 00 */
+	mseo = w & BYTES_EACH(3);
+	if (((mseo >> 8) & 0xff) == 1)
+		a = 1;
+	else if (((mseo >> 8) & 0xffff) == 0x0100)
+		a = 2;
+	else
+		return 0;
+	/* U-ADDR: from byte a + 1 to the first byte with MSEO other than 00 */
+	y = w >> (8 * (a + 1));
+	mseo >>= 8 * (a + 1);
+	if (!mseo)
+		return 0;
+	u = (unsigned int)__builtin_ctzll(mseo) / 8 + 1;
+	if (u > 3)
+		return 0;
+	mseo >>= 8 * (u - 1);
+	if (tcode == NT_TCODE_INDIRECT_BRANCH) {
+		if ((mseo & 0xff) != 3)
+			return 0;
+		n = a + u + 1;
+	} else {
+		/* then a HIST of one byte ends the message */
+		if ((mseo & 0xffff) != 0x0301)
+			return 0;
+		hist = (y >> (8 * u + 2)) & 63;
+		fields |= NT_F_HIST;
+		n = a + u + 2;
+	}
+	icnt = (w >> 12) & 15;
+	if (a == 2)
+		icnt |= ((w >> 18) & 63) << 4;
+	/* the MDO bits of up to three bytes, then as many as there are */
+	uaddr = ((y >> 2) & 0x3f) | ((y >> 4) & 0xfc0) | ((y >> 6) & 0x3f000);
+	uaddr &= (1ull << (6 * u)) - 1;
+	target = ((uaddr << 1) ^ st->addr) & r->addr_mask;
+	st->addr = target;
+	memset(&m->err, 0, offsetof(struct nt_msg, icnt) -
+			   offsetof(struct nt_msg, err));
+	m->offset = r->chunk_base + r->pos;
+	m->err_at = 0;
+	m->size = n;
+	m->fields = fields;
+	m->tcode = (uint8_t)tcode;
+	m->btype = (w >> 10) & 3;
+	m->icnt = icnt;
+	m->addr_field = uaddr;
+	m->target = target;
+	m->hist = hist;
+	m->tstamp = 0;
+	m->time = st->time;
+	return n;
+}
+
+/*
  * The lean path: a DirectBranch, IndirectBranch or IndirectBranchHist
  * that starts at q and ends within its first eight bytes, well formed
  * (one field end per field and one for a TSTAMP if the stream has
@@ -875,7 +983,7 @@ static inline uint32_t lean_branch(struct nt_reader *r, const uint8_t *q,
 {
 	uint64_t w, bit0, bit1, last, keep, x, ends, icnt, uaddr = 0, hist = 0;
 	uint64_t target = 0, tstamp = 0;
-	unsigned int tcode, nvar, j, fb, end0, end1 = 0, end2, src = 0;
+	unsigned int tcode, nvar, j, fb, end0, end1 = 0, end2, src = 0, n;
 	uint32_t fields = NT_F_ICNT;
 	struct src_state *st;
 
@@ -883,28 +991,9 @@ static inline uint32_t lean_branch(struct nt_reader *r, const uint8_t *q,
 #if __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__
 	w = __builtin_bswap64(w);
 #endif
-	/*
-	 * Over half of BTM's messages: a DirectBranch of two bytes, TCODE
-	 * then an I-CNT under 64 that ends the message. Without SRC that
-	 * is all there is to check, and nothing to gather.
-	 */
-	if ((w & 0x3ff) == (NT_TCODE_DIRECT_BRANCH << 2 | 0x300) &&
-	    r->short_direct) {
-		memset(&m->err, 0, offsetof(struct nt_msg, icnt) -
-				   offsetof(struct nt_msg, err));
-		m->offset = r->chunk_base + r->pos;
-		m->err_at = 0;
-		m->size = 2;
-		m->fields = NT_F_ICNT;
-		m->tcode = NT_TCODE_DIRECT_BRANCH;
-		m->icnt = (w >> 10) & 63;
-		m->addr_field = 0;
-		m->target = 0;
-		m->hist = 0;
-		m->tstamp = 0;
-		m->time = r->src[0].time;
-		return 2;
-	}
+	n = short_shape(r, w, m);
+	if (n)
+		return n;
 	/* MSEO=00 in the first byte: it starts a message, is not idle */
 	if (w & 3)
 		return 0;

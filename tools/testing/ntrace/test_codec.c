@@ -595,36 +595,49 @@ static void random_garbage(void)
 }
 
 /*
- * Streams mostly of DirectBranch messages of two and three bytes (BTM's
- * commonest), whole and damaged: read as one buffer, where the reader
- * takes a two-byte DirectBranch without the lean path's checks when the
- * stream has no SRC, and a byte at a time, where every message goes the
- * general way. Both must give the same records, errors and offsets
- * included.
+ * Streams mostly of branch messages of the shapes the reader takes by
+ * its first bytes in streams without SRC (a two-byte DirectBranch, an
+ * IndirectBranch with or without HIST whose I-CNT takes one or two
+ * bytes, U-ADDR one to three and HIST one) and of their neighbours (a
+ * field a byte longer), whole and damaged: read as one buffer, and a
+ * byte at a time, where every message goes the general way. Both must
+ * give the same records, errors and offsets included.
  */
-static void short_direct_branches(void)
+static void short_shapes(void)
 {
 	static struct nt_msg whole[MAX_MSGS * 2], bytes[MAX_MSGS * 2];
 	static uint8_t buf[MAX_MSGS * 40];
 	const unsigned int nt = sizeof(std_tcodes) / sizeof(std_tcodes[0]);
-	unsigned int src_bits, ts, damaged;
+	unsigned int src_bits, ts, ext, damaged;
 
 	for (src_bits = 0; src_bits <= 2; src_bits += 2)
 	for (ts = 0; ts < 2; ts++)
+	for (ext = 0; ext < 2; ext++)
 	for (damaged = 0; damaged < 2; damaged++) {
 		struct nt_stream_cfg cfg = {
 			.src_bits = (uint8_t)src_bits, .timestamps = ts,
-			.xlen = 64,
+			.extend_addr_msb = ext, .xlen = ext ? 32 : 64,
 		};
-		size_t len = 0, n, nb, i, differ = 0, two = 0, errs = 0;
+		size_t len = 0, n, nb, i, differ = 0, shaped = 0, errs = 0;
 
 		for (i = 0; i < 3000; i++) {
+			static const unsigned int branches[] = {
+				NT_TCODE_DIRECT_BRANCH, NT_TCODE_DIRECT_BRANCH,
+				NT_TCODE_INDIRECT_BRANCH,
+				NT_TCODE_INDIRECT_BRANCH_HIST,
+			};
+			unsigned int pick = (unsigned int)(rnd() % 10);
 			struct nt_msg m;
 			int w;
 
-			if (rnd() % 10 < 7) {
-				random_msg(&cfg, NT_TCODE_DIRECT_BRANCH, &m);
-				m.icnt = rnd() % 80;	/* two or three bytes */
+			if (pick < 8) {
+				random_msg(&cfg, branches[pick % 4], &m);
+				/* one byte, two, or a byte too many */
+				m.icnt = rnd() % (m.tcode ==
+					NT_TCODE_DIRECT_BRANCH ? 80 : 1100);
+				/* one to four bytes */
+				m.addr_field = rnd() & ((1u << (1 + rnd() % 19)) - 1);
+				m.hist = 1 + rnd() % 127;
 				if (rnd() & 3)
 					m.fields &= ~NT_F_TSTAMP;
 			} else {
@@ -645,18 +658,27 @@ static void short_direct_branches(void)
 		n = parse(&cfg, buf, len, 0, whole, MAX_MSGS * 2);
 		nb = parse(&cfg, buf, len, 1, bytes, MAX_MSGS * 2);
 		for (i = 0; i < n && i < nb; i++) {
-			if (memcmp(&whole[i], &bytes[i], NT_MSG_CLEARED_BYTES) ||
-			    !same_fields(&whole[i], &bytes[i]))
+			const struct nt_msg *m = &whole[i];
+
+			if (memcmp(m, &bytes[i], NT_MSG_CLEARED_BYTES) ||
+			    !same_fields(m, &bytes[i]))
 				differ++;
-			two += whole[i].tcode == NT_TCODE_DIRECT_BRANCH &&
-			       whole[i].size == 2 && !whole[i].err;
-			errs += whole[i].err != NT_OK;
+			shaped += !m->err && !(m->fields & NT_F_TSTAMP) &&
+				  ((m->tcode == NT_TCODE_DIRECT_BRANCH &&
+				    m->size == 2) ||
+				   (m->tcode == NT_TCODE_INDIRECT_BRANCH &&
+				    m->icnt < 1024 && m->addr_field < 1u << 18) ||
+				   (m->tcode == NT_TCODE_INDIRECT_BRANCH_HIST &&
+				    m->icnt < 1024 && m->addr_field < 1u << 18 &&
+				    m->hist < 64));
+			errs += m->err != NT_OK;
 		}
-		tap_ok(n == nb && !differ && two > 300 && (errs > 0) == damaged,
-		       "src %u, timestamps %u%s: %zu records (%zu two-byte "
-		       "DirectBranch, %zu errors) the same whole and byte "
-		       "by byte (%zu and %zu, %zu differ)", src_bits, ts,
-		       damaged ? ", damaged" : "", n, two, errs, n, nb,
+		tap_ok(n == nb && !differ && (src_bits || shaped > 500) &&
+		       (errs > 0) == damaged,
+		       "src %u, timestamps %u, addr ext %u%s: %zu records "
+		       "(%zu of a short shape, %zu errors) the same whole and "
+		       "byte by byte (%zu and %zu, %zu differ)", src_bits, ts,
+		       ext, damaged ? ", damaged" : "", n, shaped, errs, n, nb,
 		       differ);
 	}
 }
@@ -671,6 +693,6 @@ int main(void)
 	nexus_extra_messages();
 	sifive_timestamps();
 	random_garbage();
-	short_direct_branches();
+	short_shapes();
 	return tap_done();
 }

@@ -128,16 +128,17 @@ static void te_probe_timestamps(struct ntrace_encoder *te)
 		c->ts_width = FIELD_GET(TS_WIDTH, readl(te->base + TS_CONTROL));
 		c->ts_time = te_ts_counts_time(te);
 	}
-	for (i = 0; i < ARRAY_SIZE(modes) && !c->timestamp; i++) {
-		u32 mode = c->ts_time ? TS_MODE_EXTERNAL : modes[i];
-
-		if (te_ts_mode_sticks(te, mode)) {
-			c->timestamp = true;
-			c->ts_mode = mode;
+	for (i = 0; !c->ts_time && i < ARRAY_SIZE(modes); i++) {
+		if (te_ts_mode_sticks(te, modes[i])) {
+			c->ts_mode = modes[i];
 			c->ts_width = FIELD_GET(TS_WIDTH,
 						readl(te->base + TS_CONTROL));
+			break;
 		}
 	}
+	if (c->ts_time)
+		c->ts_mode = TS_MODE_EXTERNAL;
+	c->timestamp = c->ts_mode;
 }
 
 /* What the encoder implements: WARL writes and read-backs, never enabled. */

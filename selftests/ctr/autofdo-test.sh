@@ -22,6 +22,8 @@
 set -euo pipefail
 REPO=$(cd "$(dirname "$0")/../.." && pwd)
 . "$REPO/tools/lab/lib.sh"
+# boards of their own (make check runs suites side by side)
+export NTRACE_LAB_RUN_TAG=${NTRACE_LAB_RUN_TAG:-autofdo}
 need_root
 
 VARIANT=default KEEP='' SERIES='' O=$REPO/build

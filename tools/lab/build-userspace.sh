@@ -31,6 +31,15 @@ if ! lab_chroot make -C "$CREPO/selftests" OUT="$CWORK/selftests-$VARIANT" \
 	cat "$WORK/selftests-$VARIANT.log" >&2
 	die "selftests build failed"
 fi
+# The debug kernel's board leaves out ctr_perf_test: perf's own journeys
+# (record -b, report --branch-history, script) reach no kernel code that
+# ctr_test does not (branch-stack sampling, the CTR overflow path), and
+# under KASAN they took 5 of the board's 11 minutes.
+if [ "$VARIANT" = debug ]; then
+	grep -vx 'ctr/ctr_perf_test' "$WORK/selftests-$VARIANT/list" \
+		> "$WORK/selftests-$VARIANT/list.debug"
+	mv "$WORK/selftests-$VARIANT/list.debug" "$WORK/selftests-$VARIANT/list"
+fi
 log "packing the initramfs"
 lab_chroot bash "$CREPO/tools/lab/mkinitramfs.sh" "$CWORK/rvroot" \
 	"$CWORK/selftests-$VARIANT" "$CREPO/tools/lab/init" \

@@ -38,7 +38,9 @@ tap_start() {
 	echo "== $name"
 	tap_t0[$name]=$SECONDS
 	tap_show[$name]=${SHOW_TAP:-0}
-	"$@" >"$log" 2>"$log.stderr" &
+	# the end time from the job itself: reports come in a fixed order
+	{ "$@"; st=$?; echo "$SECONDS" > "$log.end"; exit "$st"; } \
+		>"$log" 2>"$log.stderr" &
 	tap_pid[$name]=$!
 }
 
@@ -64,7 +66,7 @@ tap_report() {
 	[[ $notc -eq 0 ]] || echo "$name: full output in $log and $log.stderr"
 	# the time each part takes, for whoever has to keep the whole under
 	# CI's limit (Documentation/lab.rst, "Measured times")
-	echo "# $name took $((SECONDS - tap_t0[$name])) s"
+	echo "# $name took $(($(cat "$log.end" 2>/dev/null || echo "$SECONDS") - tap_t0[$name])) s"
 	echo "$name: $okc passed, $notc failed"
 	passed=$((passed + okc))
 	failed=$((failed + notc))
@@ -150,33 +152,35 @@ if [[ -n $lab ]]; then
 	run_tap "ntrace-dt" tools/qemu/ntrace-dt-test
 	# the emulated N-Trace hardware on that board (needs the lab built)
 	run_tap "ntrace-hw" tools/qemu/ntrace-hw-test build
-	# The N-Trace driver and its perf PMU on that hardware, recordings
-	# decoded against the ground truth; and the same through perf record
-	# with patches/perf, perf decoding it on the host, on every lab
-	# kernel. Side by side: what both build in build/ is built first.
+	# Three board suites, two of them on the debug kernel (lockdep,
+	# KASAN, kmemleak), that kernel's build and the AutoFDO tests, in
+	# two rounds of jobs side by side: a suite keeps one core busy, the
+	# build two. What the suites build in build/ is built first.
 	step "host tools for the board suites" \
 		make -j"$jobs" O=build build/ntrace build/ntrace-plugin.so
-	tap_start "ntrace-pmu" selftests/ntrace/pmu-test build
-	tap_start "ntrace-perf" selftests/ntrace/perf-test build
-	tap_report "ntrace-pmu"
-	tap_report "ntrace-perf"
-	# the PMU suite again on the debug kernel (lockdep, KASAN, kmemleak):
-	# the newest base, two harts, so that locking between harts is
-	# checked too. The lab run builds that kernel and runs the CTR
-	# selftests on it first.
 	debug_env=(env NTRACE_LAB_VARIANT=debug NTRACE_LAB_SMP=2
 		   NTRACE_LAB_KERNELS="$(bash -c '. tools/lab/lib.sh && newest_kernel')")
-	SHOW_TAP=1 run_tap "lab debug" "${debug_env[@]}" tools/lab/lab-test
+	# The N-Trace driver and its perf PMU on that hardware, recordings
+	# decoded against the ground truth, on every lab kernel; beside it
+	# the debug kernel of the newest base is built and runs the CTR
+	# selftests on two harts, so that locking between harts is checked.
+	tap_start "ntrace-pmu" selftests/ntrace/pmu-test build
+	SHOW_TAP=1 tap_start "lab debug" "${debug_env[@]}" tools/lab/lab-test
+	tap_report "ntrace-pmu"
+	tap_report "lab debug"
+	# The same through perf record with patches/perf, perf decoding it on
+	# the host; the PMU suite again on the debug kernel; CTR and N-Trace
+	# branch stacks through perf into llvm-profgen and create_gcov, the
+	# two profiles compared, a clang rebuild with the N-Trace one
+	# counted on the board, on each kernel the lab built.
+	tap_start "ntrace-perf" selftests/ntrace/perf-test build
 	tap_start "ntrace-pmu debug" "${debug_env[@]}" selftests/ntrace/pmu-test build
-	# CTR and N-Trace branch stacks through perf into llvm-profgen and
-	# create_gcov, the two profiles compared, a clang rebuild with the
-	# N-Trace one counted on the board; on each kernel the lab built
-	# (about a minute each), beside the debug kernel's PMU suite
 	for k in $(bash -c '. tools/lab/lib.sh && lab_kernels' 2>/dev/null |
 		awk '{print $1}'); do
 		run_tap "autofdo $k" selftests/ctr/autofdo-test.sh --kernel "$k" \
 			--build build
 	done
+	tap_report "ntrace-perf"
 	tap_report "ntrace-pmu debug"
 fi
 

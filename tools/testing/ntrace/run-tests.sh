@@ -32,8 +32,13 @@ run_tap() {
 # (QEMU's single TCG thread) on a 2-core machine, so two of them side
 # by side take about the time of one.
 declare -A tap_pid tap_t0 tap_show
+tap_log() { # NAME: where its output goes
+	echo "$logs/${1//[^A-Za-z0-9_.-]/_}.log"
+}
+
 tap_start() {
-	local name=$1 log="$logs/${1//[^A-Za-z0-9_.-]/_}.log"
+	local name=$1 log
+	log=$(tap_log "$1")
 	shift
 	echo "== $name"
 	tap_t0[$name]=$SECONDS
@@ -45,7 +50,8 @@ tap_start() {
 }
 
 tap_report() {
-	local name=$1 log="$logs/${1//[^A-Za-z0-9_.-]/_}.log" st okc notc
+	local name=$1 log st okc notc
+	log=$(tap_log "$1")
 	wait "${tap_pid[$name]}"
 	st=$?
 	okc=$(grep -c '^ok ' "$log")

@@ -90,23 +90,36 @@ static bool te_ts_mode_sticks(struct ntrace_encoder *te, u32 mode)
  * hart the clock of sched_clock(), which perf can turn into sample times.
  * Any other clock is off by far more than a millisecond by the time the
  * system has run for a while, so one close reading tells.
+ *
+ * A reading is close only if nothing runs between the counter and the
+ * CSR: interrupts are off, and a try that was still slow (a hypervisor
+ * or an emulator that switched harts) is made again. Each try writes the
+ * mode again first: no cost on hardware, and the lab's emulated unit
+ * (tools/qemu/ntrace-plugin.c) shows the counter as of the last register
+ * write, so without it every retry would read the first one's value.
  */
 static bool te_ts_counts_time(struct ntrace_encoder *te)
 {
 	u64 mask = te->caps.ts_width && te->caps.ts_width < 64 ?
 		   BIT_ULL(te->caps.ts_width) - 1 : U64_MAX;
+	u32 mode = readl(te->base + TS_CONTROL);
+	unsigned long flags;
 	u64 counter, now;
+	bool close;
 	u32 hi, lo;
 	int tries;
 
 	for (tries = 0; tries < 3; tries++) {
+		local_irq_save(flags);
+		writel(mode, te->base + TS_CONTROL);
 		hi = readl(te->base + TS_COUNTER_HIGH);
 		lo = readl(te->base + TS_COUNTER_LOW);
 		now = get_cycles64();
-		if (readl(te->base + TS_COUNTER_HIGH) != hi)
-			continue;
+		close = readl(te->base + TS_COUNTER_HIGH) == hi;
+		local_irq_restore(flags);
 		counter = (u64)hi << 32 | lo;
-		if (((now - counter) & mask) <= riscv_timebase / MSEC_PER_SEC)
+		if (close &&
+		    ((now - counter) & mask) <= riscv_timebase / MSEC_PER_SEC)
 			return true;
 	}
 	return false;

@@ -179,8 +179,16 @@ static long record_once(struct __test_metadata *_metadata, char **out,
 			size_t *size)
 {
 	char cmd[256];
+	/*
+	 * QEMU's cycle counter runs at the host's tick rate: on an idle
+	 * host a period of 10000 overflowed every few microseconds, faster
+	 * than a debug kernel handles the interrupt, and 1 to 2 million
+	 * samples took minutes. Beside other boards the same run gets a few
+	 * thousand (Documentation/lab.rst, known limits): ten times the
+	 * period keeps both in reach.
+	 */
 	char *argv[] = { (char *)perf_path(), "record", "-e", "cycles",
-			 "-c", "10000", "-o", "/tmp/pmu_test.data", "--",
+			 "-c", "100000", "-o", "/tmp/pmu_test.data", "--",
 			 "/bin/sh", "-c", cmd, NULL };
 	long samples = -1;
 	const char *p;

@@ -8,6 +8,7 @@
 #   make bench      benchmarks (figures and baseline in one run)
 #   make plugin     the emulated N-Trace hardware (QEMU plugin, tools/qemu)
 #   make lab-test   the board's tests alone; lab-shell, lab-clean
+#   make htmldocs   Documentation/ as HTML in O/htmldocs; docs-check
 #
 # Variables: O=<dir> build directory (default build), CC, SAN=1 for an
 # ASan/UBSan build.
@@ -123,6 +124,15 @@ lab-clean:
 demo:
 	bash scripts/demo.sh
 
+# Documentation/ through Sphinx (python3-sphinx): -W makes a warning (a
+# broken :doc: link, a table or literal that does not parse, a page in
+# no toctree) an error; -n also flags references to nothing.
+SPHINX_FLAGS := -W -n -q
+htmldocs:
+	sphinx-build $(SPHINX_FLAGS) -b html Documentation $(O)/htmldocs
+docs-check:
+	sphinx-build $(SPHINX_FLAGS) -b dummy Documentation $(O)/docs-check
+
 bench: $(BENCHES) $(CLI)
 	bash bench/run.sh $(O)
 
@@ -143,5 +153,5 @@ clean:
 	rm -rf $(O)
 
 .PHONY: all tests plugin check demo bench install clean lab lab-test lab-shell \
-	lab-clean
+	lab-clean htmldocs docs-check
 .SECONDARY:

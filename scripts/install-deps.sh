@@ -17,6 +17,7 @@ pkgs=(
 	libglib2.0-dev
 	device-tree-compiler
 	time
+	python3-sphinx
 )
 
 missing=()

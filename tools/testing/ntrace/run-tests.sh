@@ -115,6 +115,7 @@ if [[ -n $lab ]]; then
 	SHOW_TAP=1 tap_start lab tools/lab/lab-test
 fi
 
+step "Documentation (sphinx-build -W)" make O=build docs-check
 step "clang build (-Wall -Wextra -Werror)" \
 	make -j"$jobs" O=build-clang CC=clang all tests
 

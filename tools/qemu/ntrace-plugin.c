@@ -47,6 +47,13 @@
  * execution), yet every hart runs every block: with several harts the
  * callbacks take the hart from mhartid and the watch flags are equal for
  * all of them.
+ *
+ * With several harts the exec callback is not conditional either: QEMU
+ * 11.1 then makes the floating-point instructions of every hart but the
+ * first illegal while the condition holds (frflags, fmv.d: SIGILL with
+ * sstatus.FS Dirty), even with an empty callback, and not with an
+ * unconditional one. The callback returns at once while no hart is
+ * watched, which keeps the idle cost to the call.
  */
 #include <glib.h>
 #include <inttypes.h>
@@ -203,6 +210,8 @@ static bool regs_written;
 static GByteArray *scratch;
 /* per hart: nonzero while its blocks must call tb_exec */
 static qemu_plugin_u64 watch;
+/* any hart watched: with several harts tb_exec runs for every block */
+static bool any_watched;
 static struct qemu_plugin_register *priv_reg, *hartid_reg, *time_reg;
 static unsigned int storing_hart = MAX_HARTS;	/* in mem_cb */
 
@@ -476,11 +485,9 @@ static void update_watch(unsigned int h)
 		qemu_plugin_u64_set(watch, 0, on);
 		return;
 	}
-	/* the index a block reads its flag with may be another hart's */
 	for (unsigned int i = 0; i < nharts; i++)
 		on |= harts[i].watched;
-	for (unsigned int i = 0; i < nharts; i++)
-		qemu_plugin_u64_set(watch, i, on);
+	any_watched = on;
 }
 
 static bool filter_passes(const struct hart *t, unsigned int priv)
@@ -1009,6 +1016,8 @@ static void tb_exec(unsigned int vcpu, void *ud)
 	const struct tbinfo *b = ud, *prev;
 	struct hart *t;
 
+	if (nharts > 1 && !any_watched)
+		return;
 	/* QEMU's vcpu can name another hart (see the top of this file) */
 	vcpu = running_hart();
 	if (vcpu >= nharts)
@@ -1183,10 +1192,16 @@ static void tb_trans(struct qemu_plugin_tb *tb, void *ud)
 	describe_block(b);
 	b->whole = b->run + 1 == b->n && !nt_block_check(&b->blk);
 	/* R_REGS: with several harts it reads mhartid */
-	qemu_plugin_register_vcpu_tb_exec_cond_cb(tb, tb_exec,
-						  QEMU_PLUGIN_CB_R_REGS,
-						  QEMU_PLUGIN_COND_NE, watch,
-						  0, b);
+	if (nharts == 1)
+		qemu_plugin_register_vcpu_tb_exec_cond_cb(tb, tb_exec,
+							  QEMU_PLUGIN_CB_R_REGS,
+							  QEMU_PLUGIN_COND_NE,
+							  watch, 0, b);
+	else
+		qemu_plugin_register_vcpu_tb_exec_cond_cb(tb, tb_exec,
+							  QEMU_PLUGIN_CB_R_REGS,
+							  QEMU_PLUGIN_COND_ALWAYS,
+							  watch, 0, b);
 }
 
 /* ---- set-up ---------------------------------------------------------- */
@@ -1220,6 +1235,7 @@ static void vcpu_init(unsigned int vcpu, void *ud)
 	t->priv = NT_PRIV_M;	/* harts start in M-mode firmware */
 	/* until the registers are published, every block reports */
 	t->watched = true;
+	any_watched = true;
 	qemu_plugin_u64_set(watch, vcpu, 1);
 }
 

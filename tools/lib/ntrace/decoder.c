@@ -26,6 +26,7 @@
 #include <string.h>
 
 #include "ntrace.h"
+#include "reader.h"
 
 #define UNBOUNDED		UINT64_MAX
 /*
@@ -38,6 +39,13 @@
 #define MAX_CACHED_BLOCKS	(1u << 20)
 #define MAX_IMAGES		16
 #define MAX_SRC			(1u << NT_MAX_SRC_BITS)
+/* the run cache: see "run cache" below */
+#define RUN_SLOTS_LOG2		15
+#define RUN_MAX_EVENTS		64
+#define RUN_MAX_VALUES		16
+#define RUN_ARENA_MIN		(1u << 18)
+#define RUN_ARENA_MAX		(1u << 24)
+#define RUN_EPOCHS		8
 
 /*
  * Where a block went last, by outcome (0: fell through or not taken,
@@ -124,10 +132,59 @@ enum end_kind {
 	END_STOP,		/* trace stops */
 };
 
+/*
+ * One message as it decoded once, from pc: what taking its bytes
+ * again from the same state does (see "run cache" below). In the
+ * arena, followed by its nev events and then npop + npush values: the
+ * entries of the return stack it popped (those it did not push itself;
+ * compared where guard says) and what it left pushed.
+ */
+struct run {
+	uint64_t bytes;		/* the message, first byte lowest, zero after */
+	uint64_t pc;		/* the source's PC before it */
+	/* direct: the PC after it; indirect: target = address history ^ next */
+	uint64_t next;
+	uint32_t epoch;		/* of the state it decoded in: run_epoch() */
+	uint32_t succ;		/* the run taken after it last time, 0: none */
+	uint32_t insns, halfwords, transfers;
+	uint32_t guard;		/* bit i: the value of pop i decided the walk */
+	uint16_t nev;
+	uint8_t size, tcode, flags;
+	uint8_t npop, npush, rise;
+	uint64_t icnt, hist;	/* for a RepeatBranch after it */
+	uint64_t push;		/* what it pushes, without RUN_STACK */
+};
+
+#define RUN_INDIRECT		(1u << 0)	/* its target is U-ADDR's */
+#define RUN_PRIV_MAY_CHANGE	(1u << 1)	/* it ended at a trap return */
+#define RUN_STACK		(1u << 2)	/* more than a pop and a push */
+#define RUN_GUARDED		(1u << 3)	/* a popped value decided it */
+/* the events take at least this many slots: see run_cache_take() */
+#define RUN_MIN_EVENT_SLOTS	2
+
+/* A state runs are made in: what decided a walk besides pc and bytes. */
+struct run_epoch {
+	uint64_t ctx;
+	uint32_t order_gen;
+	uint32_t id;		/* 0: unused */
+	uint8_t priv;
+};
+
+/* A return-stack operation of the message being recorded. */
+struct stack_op {
+	uint64_t v;
+	uint8_t push;		/* 1: push v; 0: pop that returned v */
+	uint8_t ok;		/* pop: the stack was not empty */
+	uint8_t guard;		/* pop: v decided where the walk went */
+};
+
 struct nt_decoder {
 	struct nt_decoder_cfg cfg;
 	nt_event_fn fn;
 	void *ctx;
+	/* nt_decoder_new_batch()'s: fn is then batch_of_one() */
+	nt_events_fn batch_fn;
+	void *batch_ctx;
 	struct nt_reader *rd;
 	struct img_ref imgs[MAX_IMAGES];
 	unsigned int nimgs;
@@ -151,6 +208,22 @@ struct nt_decoder {
 	 * (btype, sync, evcode, error), so it is not built anew each time.
 	 */
 	struct nt_event walk_ev;
+	/* the run cache */
+	bool run_on;			/* the stream and cfg allow it */
+	uint32_t *run_slots;		/* arena offsets of runs, by hash */
+	uint8_t *run_arena;
+	uint32_t run_used, run_cap;	/* bytes; offset 0 is no run */
+	uint32_t run_prev;		/* the run the last message was */
+	uint32_t run_epoch_ids;		/* last epoch id given out */
+	unsigned int run_epoch_next;	/* the epoch replaced next */
+	struct run_epoch run_epochs[RUN_EPOCHS];
+	/* recording the message being decoded: the caller's callback */
+	bool rec, rec_bad;
+	nt_event_fn rec_fn;
+	void *rec_ctx;
+	unsigned int rec_nev, rec_nops;
+	struct nt_event rec_evs[RUN_MAX_EVENTS];
+	struct stack_op rec_ops[2 * RUN_MAX_VALUES];
 };
 
 void nt_decoder_cfg_default(struct nt_decoder_cfg *cfg)
@@ -159,6 +232,7 @@ void nt_decoder_cfg_default(struct nt_decoder_cfg *cfg)
 	cfg->stream.xlen = 64;
 	cfg->ir_depth = 64;
 	cfg->src = -1;
+	cfg->run_cache = true;
 }
 
 struct nt_decoder *nt_decoder_new(const struct nt_decoder_cfg *cfg,
@@ -199,10 +273,49 @@ struct nt_decoder *nt_decoder_new(const struct nt_decoder_cfg *cfg,
 	d->rd = nt_reader_new(&cfg->stream);
 	d->slot_mask = (1u << 12) - 1;
 	d->slots = calloc(d->slot_mask + 1, sizeof(*d->slots));
+	/*
+	 * A run is keyed by the message's bytes: SRC would make one per
+	 * source, and a TSTAMP one per message.
+	 */
+	d->run_on = cfg->run_cache && !cfg->stream.src_bits &&
+		    !cfg->stream.timestamps && cfg->src <= 0;
+	if (d->run_on) {
+		d->run_slots = calloc(1u << RUN_SLOTS_LOG2,
+				      sizeof(*d->run_slots));
+		d->run_arena = malloc(RUN_ARENA_MIN);
+		d->run_cap = RUN_ARENA_MIN;
+		d->run_used = 8;
+		if (!d->run_slots || !d->run_arena)
+			d->run_on = false;
+		else	/* no run starts at 0: see run_find() */
+			memset(d->run_arena, 0, 8);
+	}
 	if (!d->rd || !d->slots) {
 		nt_decoder_free(d);
 		*err = d->rd ? "out of memory" : "bad stream configuration";
 		return NULL;
+	}
+	return d;
+}
+
+/* A decoder made for batches hands the general path's events singly. */
+static void batch_of_one(void *ctx, const struct nt_event *ev)
+{
+	struct nt_decoder *d = ctx;
+
+	d->batch_fn(d->batch_ctx, ev, 1);
+}
+
+struct nt_decoder *nt_decoder_new_batch(const struct nt_decoder_cfg *cfg,
+					nt_events_fn fn, void *ctx,
+					const char **err)
+{
+	struct nt_decoder *d = nt_decoder_new(cfg, batch_of_one, NULL, err);
+
+	if (d) {
+		d->ctx = d;
+		d->batch_fn = fn;
+		d->batch_ctx = ctx;
 	}
 	return d;
 }
@@ -222,6 +335,8 @@ void nt_decoder_free(struct nt_decoder *d)
 	nt_reader_free(d->rd);
 	free(d->blocks);
 	free(d->slots);
+	free(d->run_slots);
+	free(d->run_arena);
 	free(d);
 }
 
@@ -328,11 +443,15 @@ static uint32_t hash_pc(uint64_t pc, uint32_t img)
 	return (uint32_t)(h >> 32);
 }
 
+static void run_cache_reset(struct nt_decoder *d);
+
 static void cache_reset(struct nt_decoder *d)
 {
 	memset(d->slots, 0, (d->slot_mask + 1) * sizeof(*d->slots));
 	d->nblocks = 0;
 	d->resets++;
+	/* its runs name order generations that may be given out again */
+	run_cache_reset(d);
 }
 
 static bool cache_grow(struct nt_decoder *d)
@@ -483,8 +602,25 @@ static void gap(struct nt_decoder *d, struct src_dec *s, const char *why,
 
 /* ---- return stack ---------------------------------------------------- */
 
+static void record_op(struct nt_decoder *d, uint64_t v, bool push, bool ok)
+{
+	struct stack_op *op;
+
+	if (d->rec_nops == 2 * RUN_MAX_VALUES) {
+		d->rec_bad = true;
+		return;
+	}
+	op = &d->rec_ops[d->rec_nops++];
+	op->v = v;
+	op->push = push;
+	op->ok = ok;
+	op->guard = !push;
+}
+
 static void push(struct nt_decoder *d, struct src_dec *s, uint64_t ret)
 {
+	if (d->rec)
+		record_op(d, ret, true, true);
 	s->stack[s->top] = ret;
 	s->top = (s->top + 1) % d->cfg.ir_depth;
 	if (s->count < d->cfg.ir_depth)
@@ -493,11 +629,16 @@ static void push(struct nt_decoder *d, struct src_dec *s, uint64_t ret)
 
 static bool pop(struct nt_decoder *d, struct src_dec *s, uint64_t *ret)
 {
-	if (!s->count)
+	if (!s->count) {
+		if (d->rec)
+			record_op(d, 0, false, false);
 		return false;
+	}
 	s->count--;
 	s->top = (s->top + d->cfg.ir_depth - 1) % d->cfg.ir_depth;
 	*ret = s->stack[s->top];
+	if (d->rec)
+		record_op(d, *ret, false, true);
 	return true;
 }
 
@@ -512,8 +653,11 @@ static void follow_given_indirect(struct nt_decoder *d, struct src_dec *s,
 {
 	uint64_t ret;
 
-	if (itype == NT_ITYPE_RETURN || itype == NT_ITYPE_COROUTINE_SWAP)
-		pop(d, s, &ret);
+	if (itype == NT_ITYPE_RETURN || itype == NT_ITYPE_COROUTINE_SWAP) {
+		/* whatever it held, the walk went where the message says */
+		if (pop(d, s, &ret) && d->rec && d->rec_nops)
+			d->rec_ops[d->rec_nops - 1].guard = false;
+	}
 	if (itype == NT_ITYPE_INDIRECT_CALL ||
 	    itype == NT_ITYPE_COROUTINE_SWAP)
 		push(d, s, fall);
@@ -1540,15 +1684,510 @@ decode_msg(struct nt_decoder *d, const struct nt_msg *m)
 	}
 }
 
+/* ---- run cache --------------------------------------------------------- */
+
+/*
+ * A trace is mostly the same few thousand branch messages sent from the
+ * same few thousand PCs, again and again: a loop's DirectBranch from its
+ * head, a function's IndirectBranch for its return. A message decoded
+ * from a PC decodes the same way from that PC every time, so the events
+ * of its walk, its statistics and what it did to the return stack are
+ * remembered (a struct run) under its bytes and the PC, and taken again
+ * straight from the bytes: no struct nt_msg, no walk, no block visited.
+ *
+ * What else the walk depended on is checked: the privilege and context
+ * its events carry, the image search order, nothing pending from
+ * ResourceFull messages, and the return stack: the entries it popped
+ * from below what it pushed itself, those whose value it followed
+ * (implicit returns) compared, and no overflow. An IndirectBranch's
+ * target is the address history XOR its U-ADDR, which the bytes give:
+ * the run keeps that XOR, and only its last event's destination
+ * changes. Anything else (a message over eight bytes, a B-TYPE other
+ * than 0, an error, a deviation) is never remembered, and the general
+ * path takes it, as it takes every message the cache does not know.
+ */
+
+#define BYTES_EACH(v)	(0x0101010101010101ull * (v))
+
+/* Forget every run (the arena is full, or epochs may mean other states). */
+static void run_cache_reset(struct nt_decoder *d)
+{
+	if (!d->run_slots)
+		return;
+	memset(d->run_slots, 0, sizeof(*d->run_slots) << RUN_SLOTS_LOG2);
+	memset(d->run_epochs, 0, sizeof(d->run_epochs));
+	d->run_used = 8;
+	d->run_prev = 0;
+}
+
+static struct run *run_at(const struct nt_decoder *d, uint32_t at)
+{
+	return (struct run *)(void *)(d->run_arena + at);
+}
+
+static uint32_t run_slot(uint64_t pc, uint64_t bytes)
+{
+	uint64_t h = (pc >> 1) * 0x9e3779b97f4a7c15ull ^
+		     bytes * 0xc2b2ae3d27d4eb4full;
+
+	return (uint32_t)(h >> (64 - RUN_SLOTS_LOG2));
+}
+
+/*
+ * The id of the state s is in (context, privilege, image order): runs
+ * made in it are taken only in it again. A few states stay known;
+ * one that comes back after that gets a new id, and its runs are made
+ * again.
+ */
+static uint32_t run_epoch(struct nt_decoder *d, const struct src_dec *s)
+{
+	struct run_epoch *ep;
+	unsigned int i;
+
+	for (i = 0; i < RUN_EPOCHS; i++) {
+		ep = &d->run_epochs[i];
+		if (ep->id && ep->ctx == s->ctx && ep->priv == s->priv &&
+		    ep->order_gen == s->order_gen)
+			return ep->id;
+	}
+	if (!++d->run_epoch_ids) {
+		run_cache_reset(d);
+		d->run_epoch_ids = 1;
+	}
+	ep = &d->run_epochs[d->run_epoch_next];
+	d->run_epoch_next = (d->run_epoch_next + 1) % RUN_EPOCHS;
+	ep->ctx = s->ctx;
+	ep->priv = s->priv;
+	ep->order_gen = s->order_gen;
+	ep->id = d->run_epoch_ids;
+	return ep->id;
+}
+
+/*
+ * The length of the message that starts at p (8 bytes readable) when it
+ * ends within them, its bytes in *bytes; 0 when p does not start one
+ * (MSEO of the first byte not 00: idle, or not a boundary) or it is
+ * longer.
+ */
+static inline unsigned int short_msg_at(const uint8_t *p, uint64_t *bytes)
+{
+	uint64_t w, ends, first;
+
+	memcpy(&w, p, sizeof(w));
+#if __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__
+	w = __builtin_bswap64(w);
+#endif
+	ends = w & (w >> 1) & BYTES_EACH(1);	/* MSEO=11 */
+	if ((w & 3) || !ends)
+		return 0;
+	first = ends & -ends;
+	/* bytes up to the first end; all eight when it is the last (0 - 1) */
+	*bytes = w & ((first << 8) - 1);
+	return (unsigned int)__builtin_ctzll(first) / 8 + 1;
+}
+
+static bool run_tcode(unsigned int tcode)
+{
+	return tcode == NT_TCODE_DIRECT_BRANCH ||
+	       tcode == NT_TCODE_INDIRECT_BRANCH ||
+	       tcode == NT_TCODE_INDIRECT_BRANCH_HIST;
+}
+
+static struct nt_event *run_events(struct run *e)
+{
+	return (struct nt_event *)(void *)(e + 1);
+}
+
+static unsigned int run_event_slots(unsigned int nev)
+{
+	return nev < RUN_MIN_EVENT_SLOTS ? RUN_MIN_EVENT_SLOTS : nev;
+}
+
+static uint64_t *run_values(struct run *e)
+{
+	return (uint64_t *)(void *)(run_events(e) + run_event_slots(e->nev));
+}
+
+/* The return stack as run e found it: deep enough, the followed values. */
+static bool run_stack_fits(const struct nt_decoder *d,
+			   const struct src_dec *s, struct run *e)
+{
+	const uint64_t *want = run_values(e);
+	unsigned int depth = d->cfg.ir_depth, at;
+	uint32_t guard = e->guard;
+
+	if (s->count < e->npop || s->count + e->rise > depth)
+		return false;
+	while (guard) {
+		unsigned int i = (unsigned int)__builtin_ctz(guard);
+
+		at = s->top > i ? s->top - 1 - i : s->top + depth - 1 - i;
+		if (s->stack[at] != want[i])
+			return false;
+		guard &= guard - 1;
+	}
+	return true;
+}
+
+static void run_stack_apply(const struct nt_decoder *d, struct src_dec *s,
+			    struct run *e)
+{
+	const uint64_t *pushed = run_values(e) + e->npop;
+	unsigned int depth = d->cfg.ir_depth, i;
+
+	s->count -= e->npop;
+	s->top = s->top >= e->npop ? s->top - e->npop :
+		 s->top + depth - e->npop;
+	for (i = 0; i < e->npush; i++) {
+		s->stack[s->top] = pushed[i];
+		s->top = s->top + 1 == depth ? 0 : s->top + 1;
+		s->count++;
+	}
+}
+
+/* The run for bytes from pc in epoch: the one after prev, or a lookup. */
+static inline struct run *run_find(struct nt_decoder *d, uint32_t prev,
+				   uint64_t pc, uint64_t bytes, uint32_t epoch)
+{
+	struct run *e;
+	uint32_t at;
+
+	if (prev) {
+		e = run_at(d, run_at(d, prev)->succ);
+		/* succ 0 is the arena's unused head: bytes 0 is no message */
+		if (e->bytes == bytes && e->pc == pc && e->epoch == epoch)
+			return e;
+	}
+	at = d->run_slots[run_slot(pc, bytes)];
+	e = run_at(d, at);
+	if (!at || e->bytes != bytes || e->pc != pc || e->epoch != epoch)
+		return NULL;
+	if (prev)
+		run_at(d, prev)->succ = at;
+	return e;
+}
+
+/*
+ * Take the messages from the reader's position that the cache knows,
+ * until one it does not: what decode_msg() would do with each. What
+ * only the last one decides (s->last, ...) is written back once, at the
+ * end. The commonest runs are taken without a branch on what they are:
+ * at most one pop (not followed) and one push, so that a run without
+ * either is one that pops and pushes nothing; the PC after it is its
+ * last event's destination, which an IndirectBranch's run gets from
+ * the address history; the offset goes into the first two event slots
+ * whether or not the second is an event.
+ */
+static void run_cache_take(struct nt_decoder *d)
+{
+	struct src_dec *s = d->srcs[0];
+	const uint8_t *p, *code;
+	size_t avail, done = 0;
+	uint64_t off, addr, pc, insns = 0, half = 0, taken = 0, msgs = 0;
+	uint32_t epoch, prev = d->run_prev;
+	unsigned int depth = d->cfg.ir_depth;
+	struct run *e, *last = NULL;
+
+	if (!s || !s->synced || s->want_scontext || s->pend_icnt || s->walked)
+		return;
+	p = nt_reader_peek(d->rd, &avail, &off);
+	if (!p)
+		return;
+	addr = nt_reader_addr(d->rd);
+	epoch = run_epoch(d, s);
+	pc = s->pc;
+	while (avail - done >= 8) {
+		uint64_t bytes, to, old, keep;
+		unsigned int n = short_msg_at(p + done, &bytes), i, top;
+		bool indirect;
+		struct nt_event *ev;
+
+		if (!n)
+			break;
+		e = run_find(d, prev, pc, bytes, epoch);
+		if (!e)
+			break;
+		indirect = e->flags & RUN_INDIRECT;
+		to = addr ^ e->next;
+		if (d->cfg.images_complete && indirect &&
+		    !bytes_at(d, s, to, &code))
+			break;	/* decode_msg() reports it */
+		if (e->flags & (RUN_STACK | RUN_GUARDED)) {
+			if (!run_stack_fits(d, s, e))
+				break;
+			run_stack_apply(d, s, e);
+		} else {
+			if (s->count < e->npop || s->count + e->rise > depth)
+				break;
+			/*
+			 * pop e->npop (0 or 1), then push e->npush (0 or 1):
+			 * masks, not branches, whose way would follow the
+			 * program
+			 */
+			top = s->top + depth - e->npop;
+			top = top >= depth ? top - depth : top;
+			keep = (uint64_t)e->npush - 1;
+			old = s->stack[top];
+			s->stack[top] = (old & keep) | (e->push & ~keep);
+			top += e->npush;
+			s->top = top == depth ? 0 : top;
+			s->count = s->count - e->npop + e->npush;
+		}
+		keep = (uint64_t)indirect - 1;
+		pc = (e->next & keep) | (to & ~keep);
+		addr = (addr & keep) | (to & ~keep);
+		insns += e->insns;
+		half += e->halfwords;
+		taken += e->transfers;
+		msgs++;
+		ev = run_events(e);
+		ev[e->nev - 1].to = pc;
+		ev[0].offset = off + done;
+		ev[1].offset = off + done;
+		for (i = 2; i < e->nev; i++)
+			ev[i].offset = off + done;
+		if (d->batch_fn) {
+			d->batch_fn(d->batch_ctx, ev, e->nev);
+		} else {
+			for (i = 0; i < e->nev; i++)
+				d->fn(d->ctx, &ev[i]);
+		}
+		prev = (uint32_t)((uint8_t *)e - d->run_arena);
+		last = e;
+		done += n;
+	}
+	d->run_prev = prev;
+	if (!last)
+		return;
+	d->st.msgs += msgs;
+	d->st.insns += insns;
+	d->st.halfwords += half;
+	d->st.transfers += taken;
+	s->pc = pc;
+	s->priv_may_change = last->flags & RUN_PRIV_MAY_CHANGE;
+	s->last.tcode = last->tcode;
+	s->last.btype = NT_BTYPE_INDIRECT;
+	s->last.icnt = last->icnt;
+	s->last.hist = last->hist;
+	s->last.target = last->flags & RUN_INDIRECT ? addr : 0;
+	s->last_valid = true;
+	/* where the general path's next walk starts: no hint */
+	s->walk_prev = 0;
+	nt_reader_take(d->rd, done, addr);
+}
+
+/* What a message is recorded with, for record_end(). */
+struct run_start {
+	uint64_t pc, bytes, offset, addr, gaps, errors;
+	uint64_t insns, halfwords, transfers;
+	uint64_t deviations[NT_DEV__COUNT];
+	unsigned int size, count;
+	uint32_t epoch;
+};
+
+/* recording: the events of the walk, kept, then given to the caller's */
+static void record_event(void *ctx, const struct nt_event *ev)
+{
+	struct nt_decoder *d = ctx;
+
+	if (ev->kind != NT_EV_INSNS || d->rec_nev == RUN_MAX_EVENTS)
+		d->rec_bad = true;
+	else
+		d->rec_evs[d->rec_nev++] = *ev;
+	d->rec_fn(d->rec_ctx, ev);
+}
+
+/* Record the next message if the cache could take it again. */
+static bool record_begin(struct nt_decoder *d, struct run_start *rs)
+{
+	struct src_dec *s = d->srcs[0];
+	const uint8_t *p;
+	size_t avail;
+
+	if (!s || !s->synced || s->want_scontext || s->pend_icnt || s->walked)
+		return false;
+	p = nt_reader_peek(d->rd, &avail, &rs->offset);
+	if (!p || avail < 8)
+		return false;
+	rs->size = short_msg_at(p, &rs->bytes);
+	if (!rs->size || !run_tcode(p[0] >> 2))
+		return false;
+	rs->pc = s->pc;
+	rs->addr = nt_reader_addr(d->rd);
+	rs->epoch = run_epoch(d, s);
+	rs->count = s->count;
+	rs->gaps = d->st.gaps;
+	rs->errors = d->st.errors;
+	rs->insns = d->st.insns;
+	rs->halfwords = d->st.halfwords;
+	rs->transfers = d->st.transfers;
+	memcpy(rs->deviations, d->st.deviations, sizeof(rs->deviations));
+	d->rec = true;
+	d->rec_bad = false;
+	d->rec_nev = 0;
+	d->rec_nops = 0;
+	d->rec_fn = d->fn;
+	d->rec_ctx = d->ctx;
+	d->fn = record_event;
+	d->ctx = d;
+	return true;
+}
+
+/* Arena room for a run of size bytes: its offset, 0 if none. */
+static uint32_t run_alloc(struct nt_decoder *d, uint32_t size)
+{
+	uint32_t at;
+
+	if (d->run_used + size > d->run_cap) {
+		uint32_t cap = d->run_cap;
+		uint8_t *na;
+
+		while (cap < d->run_used + size && cap < RUN_ARENA_MAX)
+			cap *= 2;
+		if (d->run_used + size > cap) {
+			/* full: start over (bounded memory, whatever the trace) */
+			run_cache_reset(d);
+		} else {
+			na = realloc(d->run_arena, cap);
+			if (!na)
+				return 0;
+			d->run_arena = na;
+			d->run_cap = cap;
+		}
+	}
+	at = d->run_used;
+	d->run_used += size;
+	return at;
+}
+
+/*
+ * The message recorded since record_begin() is m: remember it, if it
+ * decoded without a word and nothing but what the run checks decided
+ * its walk. Returns its arena offset, 0 if it is not kept.
+ */
+static uint32_t record_end(struct nt_decoder *d, const struct nt_msg *m,
+			   const struct run_start *rs)
+{
+	uint64_t vals[2 * RUN_MAX_VALUES], pushed[2 * RUN_MAX_VALUES];
+	unsigned int npop = 0, npush = 0, i;
+	int h = 0, rise = 0;
+	uint32_t guard = 0, at, size;
+	struct src_dec *s = d->srcs[0];
+	struct run *e;
+
+	d->fn = d->rec_fn;
+	d->ctx = d->rec_ctx;
+	d->rec = false;
+	if (d->rec_bad || !d->rec_nev || m->offset != rs->offset ||
+	    m->size != rs->size ||
+	    m->err || !run_tcode(m->tcode) || m->src ||
+	    (m->tcode != NT_TCODE_DIRECT_BRANCH &&
+	     m->btype != NT_BTYPE_INDIRECT) ||
+	    d->st.gaps != rs->gaps || d->st.errors != rs->errors ||
+	    memcmp(d->st.deviations, rs->deviations, sizeof(rs->deviations)) ||
+	    d->ecall || !s->synced || !s->last_valid || s->pend_icnt ||
+	    s->walked || s->want_scontext)
+		return 0;
+	if ((m->tcode != NT_TCODE_DIRECT_BRANCH && s->pc != m->target) ||
+	    d->rec_evs[d->rec_nev - 1].to != s->pc)
+		return 0;
+	/* the return stack: pops below the run's own pushes, then pushes */
+	for (i = 0; i < d->rec_nops; i++) {
+		const struct stack_op *op = &d->rec_ops[i];
+
+		if (op->push) {
+			pushed[npush++] = op->v;
+			if (++h > rise)
+				rise = h;
+			continue;
+		}
+		if (!op->ok)
+			return 0;	/* a pop on an empty stack: no run for that */
+		h--;
+		if (npush) {
+			npush--;
+			continue;
+		}
+		if (npop == RUN_MAX_VALUES)
+			return 0;
+		guard |= (uint32_t)op->guard << npop;
+		vals[npop++] = op->v;
+	}
+	if (npush > RUN_MAX_VALUES || rs->count + (unsigned int)rise >
+	    d->cfg.ir_depth)
+		return 0;
+	size = (uint32_t)(sizeof(*e) + run_event_slots(d->rec_nev) *
+			  sizeof(struct nt_event) +
+			  (npop + npush) * sizeof(uint64_t));
+	at = run_alloc(d, size);
+	if (!at)
+		return 0;
+	e = run_at(d, at);
+	e->bytes = rs->bytes;
+	e->pc = rs->pc;
+	e->next = m->tcode == NT_TCODE_DIRECT_BRANCH ? s->pc :
+		  m->target ^ rs->addr;
+	e->epoch = rs->epoch;
+	e->succ = 0;
+	e->insns = (uint32_t)(d->st.insns - rs->insns);
+	e->halfwords = (uint32_t)(d->st.halfwords - rs->halfwords);
+	e->transfers = (uint32_t)(d->st.transfers - rs->transfers);
+	e->guard = guard;
+	e->nev = (uint16_t)d->rec_nev;
+	e->size = (uint8_t)rs->size;
+	e->tcode = m->tcode;
+	e->flags = (m->tcode != NT_TCODE_DIRECT_BRANCH ? RUN_INDIRECT : 0) |
+		   (s->priv_may_change ? RUN_PRIV_MAY_CHANGE : 0) |
+		   (npop > 1 || npush > 1 ? RUN_STACK : 0) |
+		   (guard ? RUN_GUARDED : 0);
+	e->npop = (uint8_t)npop;
+	e->npush = (uint8_t)npush;
+	e->rise = (uint8_t)rise;
+	e->icnt = m->icnt;
+	e->hist = m->hist;
+	e->push = npush ? pushed[0] : 0;
+	memcpy(run_events(e), d->rec_evs, d->rec_nev * sizeof(*d->rec_evs));
+	memcpy(run_values(e), vals, npop * sizeof(*vals));
+	memcpy(run_values(e) + npop, pushed, npush * sizeof(*pushed));
+	d->run_slots[run_slot(rs->pc, rs->bytes)] = at;
+	return at;
+}
+
 void nt_decoder_feed(struct nt_decoder *d, const uint8_t *data, size_t len)
 {
+	struct run_start rs;
 	struct nt_msg m;
+	uint32_t at;
+	bool rec;
 
 	d->st.bytes += len;
 	nt_reader_feed(d->rd, data, len);
-	while (nt_reader_next(d->rd, &m)) {
+	if (!d->run_on) {
+		while (nt_reader_next(d->rd, &m)) {
+			if (!branch_fast(d, &m))
+				decode_msg(d, &m);
+		}
+		d->msg = NULL;
+		return;
+	}
+	for (;;) {
+		run_cache_take(d);
+		rec = record_begin(d, &rs);
+		if (!nt_reader_next(d->rd, &m)) {
+			if (rec) {
+				d->fn = d->rec_fn;
+				d->ctx = d->rec_ctx;
+				d->rec = false;
+			}
+			break;
+		}
 		if (!branch_fast(d, &m))
 			decode_msg(d, &m);
+		at = rec ? record_end(d, &m, &rs) : 0;
+		/* the run before the next, for its successor link */
+		if (at && d->run_prev)
+			run_at(d, d->run_prev)->succ = at;
+		d->run_prev = at;
 	}
 	d->msg = NULL;
 }
@@ -1558,6 +2197,7 @@ void nt_decoder_finish(struct nt_decoder *d)
 	struct nt_msg m;
 
 	nt_reader_finish(d->rd);
+	d->run_prev = 0;
 	while (nt_reader_next(d->rd, &m)) {
 		if (!branch_fast(d, &m))
 			decode_msg(d, &m);

@@ -591,6 +591,13 @@ struct nt_decoder_cfg {
 	 * kernel or a library may just not have been given).
 	 */
 	bool images_complete;
+	/*
+	 * Remember how each short branch message decoded from each PC and
+	 * take it again from its bytes (the run cache, streams without SRC
+	 * and TSTAMP): the same events, many times faster. On by default;
+	 * off only to compare.
+	 */
+	bool run_cache;
 };
 
 /*
@@ -618,12 +625,21 @@ struct nt_decoder_stats {
 };
 
 typedef void (*nt_event_fn)(void *ctx, const struct nt_event *ev);
+/* evs[0 .. n-1], in order; valid during the call only */
+typedef void (*nt_events_fn)(void *ctx, const struct nt_event *evs, size_t n);
 
 struct nt_decoder;
 
 void nt_decoder_cfg_default(struct nt_decoder_cfg *cfg);
 struct nt_decoder *nt_decoder_new(const struct nt_decoder_cfg *cfg,
 				  nt_event_fn fn, void *ctx, const char **err);
+/*
+ * The same, events handed over in batches: what the run cache takes
+ * from one message comes in one call, without a call per event.
+ */
+struct nt_decoder *nt_decoder_new_batch(const struct nt_decoder_cfg *cfg,
+					nt_events_fn fn, void *ctx,
+					const char **err);
 void nt_decoder_free(struct nt_decoder *d);
 /*
  * Code the trace runs through. An image with any_context applies to every

@@ -8,7 +8,8 @@
  * the rest is trace bytes, fed in chunks whose sizes come from byte 1,
  * whose top bit says whether the image is all the code there is.
  * The decoder must not crash, hang or leak, and its events must be
- * consistent: instruction runs inside the image, counts that add up.
+ * consistent: instruction runs inside the image, counts that add up,
+ * and the same, event for event, without the run cache (decoded whole).
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -39,13 +40,45 @@ int LLVMFuzzerInitialize(int *argc, char ***argv)
 
 struct check {
 	uint64_t insns;
+	uint64_t hash;		/* of every event, in order */
 };
+
+static uint64_t mix(uint64_t h, uint64_t v)
+{
+	return (h ^ v) * 0x100000001b3ull;
+}
+
+static uint64_t event_hash(uint64_t h, const struct nt_event *ev)
+{
+	h = mix(h, ev->kind | (uint64_t)ev->itype << 8 |
+		   (uint64_t)ev->btype << 16 | (uint64_t)ev->sync << 24 |
+		   (uint64_t)ev->priv << 32 | (uint64_t)ev->evcode << 40 |
+		   (uint64_t)ev->flags << 48);
+	h = mix(h, ev->src);
+	h = mix(h, ev->from);
+	h = mix(h, ev->last);
+	h = mix(h, ev->to);
+	h = mix(h, ev->ninsn);
+	h = mix(h, ev->context);
+	h = mix(h, ev->time);
+	h = mix(h, ev->offset);
+	h = mix(h, (uintptr_t)ev->error);
+	return mix(h, (uintptr_t)ev->code);
+}
+
+static void hash_event(void *ctx, const struct nt_event *ev)
+{
+	struct check *c = ctx;
+
+	c->hash = event_hash(c->hash, ev);
+}
 
 static void on_event(void *ctx, const struct nt_event *ev)
 {
 	struct check *c = ctx;
 	size_t avail;
 
+	c->hash = event_hash(c->hash, ev);
 	if (ev->kind != NT_EV_INSNS)
 		return;
 	/* every instruction of the run lies in the image it came from */
@@ -100,5 +133,24 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	if (nt_decoder_stats(d)->insns != c.insns)
 		abort();
 	nt_decoder_free(d);
+
+	/* the general path alone: the run cache must change nothing */
+	{
+		struct check g = { 0 };
+
+		cfg.run_cache = false;
+		d = nt_decoder_new(&cfg, hash_event, &g, &err);
+		if (!d)
+			abort();
+		nt_decoder_add_image(d, img, true, 0);
+		nt_decoder_feed(d, data + 2, size - 2);
+		nt_decoder_finish(d);
+		if (g.hash != c.hash) {
+			fprintf(stderr, "fuzz_decode: the run cache changed the "
+				"events\n");
+			abort();
+		}
+		nt_decoder_free(d);
+	}
 	return 0;
 }

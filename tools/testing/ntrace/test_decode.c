@@ -458,11 +458,11 @@ static uint64_t rnd(void)
 }
 
 /*
- * Damage one copy of the trace at offset off; bytes after the damage
- * move by *shift. Returns the damaged length.
+ * Damage one copy of the trace at offset off, with random numbers from
+ * *st; bytes after the damage move by *shift. Returns the damaged length.
  */
 static size_t damage(const uint8_t *in, size_t len, uint8_t *out, int kind,
-		     size_t off, long *shift)
+		     size_t off, long *shift, uint64_t *st)
 {
 	size_t n;
 
@@ -470,10 +470,10 @@ static size_t damage(const uint8_t *in, size_t len, uint8_t *out, int kind,
 	switch (kind) {
 	case 0:	/* bit flip */
 		memcpy(out, in, len);
-		out[off] ^= (uint8_t)(1u << (rnd() % 8));
+		out[off] ^= (uint8_t)(1u << (xorshift64(st) % 8));
 		return len;
 	case 1:	/* dropped bytes */
-		n = 1 + rnd() % 8;
+		n = 1 + xorshift64(st) % 8;
 		if (off + n > len)
 			n = len - off;
 		memcpy(out, in, off);
@@ -481,10 +481,10 @@ static size_t damage(const uint8_t *in, size_t len, uint8_t *out, int kind,
 		*shift = -(long)n;
 		return len - n;
 	case 2:	/* inserted bytes */
-		n = 1 + rnd() % 8;
+		n = 1 + xorshift64(st) % 8;
 		memcpy(out, in, off);
 		for (size_t i = 0; i < n; i++)
-			out[off + i] = (uint8_t)rnd();
+			out[off + i] = (uint8_t)xorshift64(st);
 		memcpy(out + off + n, in + off, len - off);
 		*shift = (long)n;
 		return len + n;
@@ -521,7 +521,8 @@ static void damage_tests(struct prog *p)
 			struct collect c;
 			long shift;
 
-			blen = damage(buf, len, bad, (int)kind, off, &shift);
+			blen = damage(buf, len, bad, (int)kind, off, &shift,
+				      &rng);
 			decode(&cfg, p->img, bad, blen, 1 + rnd() % 4096, &c);
 			total += clean.n;
 
@@ -575,6 +576,165 @@ static void damage_tests(struct prog *p)
 	collect_free(&clean);
 	free(bad);
 	free(buf);
+}
+
+/* ---- the run cache: the same events as without it -------------------- */
+
+struct evlog {
+	struct nt_event *ev;
+	size_t n, cap;
+};
+
+static void log_event(void *ctx, const struct nt_event *ev)
+{
+	struct evlog *l = ctx;
+
+	if (l->n == l->cap) {
+		l->cap = l->cap ? 2 * l->cap : 1024;
+		l->ev = realloc(l->ev, l->cap * sizeof(*l->ev));
+		if (!l->ev)
+			abort();
+	}
+	l->ev[l->n++] = *ev;
+}
+
+static void log_events(void *ctx, const struct nt_event *ev, size_t n)
+{
+	size_t i;
+
+	for (i = 0; i < n; i++)
+		log_event(ctx, &ev[i]);
+}
+
+static bool same_event(const struct nt_event *a, const struct nt_event *b)
+{
+	return a->kind == b->kind && a->itype == b->itype &&
+	       a->btype == b->btype && a->sync == b->sync &&
+	       a->priv == b->priv && a->evcode == b->evcode &&
+	       a->flags == b->flags && a->src == b->src &&
+	       a->from == b->from && a->last == b->last && a->to == b->to &&
+	       a->ninsn == b->ninsn && a->context == b->context &&
+	       a->time == b->time && a->offset == b->offset &&
+	       a->error == b->error && a->code == b->code;
+}
+
+static bool same_stats(const struct nt_decoder_stats *a,
+		       const struct nt_decoder_stats *b)
+{
+	return a->msgs == b->msgs && a->bytes == b->bytes &&
+	       a->insns == b->insns && a->halfwords == b->halfwords &&
+	       a->transfers == b->transfers && a->traps == b->traps &&
+	       a->syncs == b->syncs && a->gaps == b->gaps &&
+	       a->errors == b->errors && a->skipped_msgs == b->skipped_msgs &&
+	       a->last_time == b->last_time &&
+	       !memcmp(a->deviations, b->deviations, sizeof(a->deviations)) &&
+	       !memcmp(a->deviation_at, b->deviation_at,
+		       sizeof(a->deviation_at));
+}
+
+/* Decode buf into l: the run cache on or off, singly or in batches. */
+static void log_decode(const struct nt_decoder_cfg *base, bool run_cache,
+		       bool batch, const struct nt_image *img,
+		       const uint8_t *buf, size_t len, size_t chunk,
+		       struct evlog *l, struct nt_decoder_stats *st)
+{
+	struct nt_decoder_cfg cfg = *base;
+	const char *err = NULL;
+	struct nt_decoder *d;
+	size_t pos = 0;
+
+	cfg.run_cache = run_cache;
+	d = batch ? nt_decoder_new_batch(&cfg, log_events, l, &err) :
+		    nt_decoder_new(&cfg, log_event, l, &err);
+	if (!d)
+		abort();
+	nt_decoder_add_image(d, img, true, 0);
+	while (pos < len) {
+		size_t n = chunk && chunk < len - pos ? chunk : len - pos;
+
+		nt_decoder_feed(d, buf + pos, n);
+		pos += n;
+	}
+	nt_decoder_finish(d);
+	*st = *nt_decoder_stats(d);
+	nt_decoder_free(d);
+}
+
+/*
+ * Every option set's trace of p, clean and damaged (the damage makes
+ * the general path take over in the middle of runs the cache knows),
+ * fed whole and in pieces, with the return stack as deep as the
+ * encoder's and shallower: event for event, field for field, the same
+ * with the run cache as without it.
+ */
+static void run_cache_same(struct prog *p)
+{
+	uint64_t state = 0x9e3779b97f4a7c15ull;
+	size_t k;
+
+	for (k = 0; k < N_OPTION_SETS; k++) {
+		struct nt_encoder_cfg ecfg;
+		struct nt_decoder_cfg dc;
+		unsigned int trial, differ = 0, trials = 12;
+		size_t len, events = 0;
+		uint8_t *buf, *bad;
+
+		nt_encoder_cfg_default(&ecfg);
+		option_sets[k].apply(&ecfg);
+		buf = prog_encode(p, &ecfg, &len);
+		if (!buf || len < 64) {
+			tap_ok(0, "%s %s: encode", p->name, option_sets[k].name);
+			free(buf);
+			continue;
+		}
+		bad = malloc(len + 16);
+		for (trial = 0; trial < trials; trial++) {
+			struct nt_decoder_stats st_off, st_on;
+			struct evlog off = { 0 }, on = { 0 };
+			size_t blen = len, chunk, i;
+			long shift;
+
+			nt_decoder_cfg_default(&dc);
+			dc.stream = ecfg.stream;
+			dc.all_jumps = ecfg.all_jumps;
+			dc.mode = ecfg.mode;
+			dc.images_complete = trial & 1;
+			dc.ir_depth = trial % 3 == 2 ? 2 : 0;
+			if (trial) {
+				size_t at = 8 + xorshift64(&state) % (len - 16);
+
+				blen = damage(buf, len, bad,
+					      (int)(xorshift64(&state) % 3), at,
+					      &shift, &state);
+			} else {
+				memcpy(bad, buf, len);
+			}
+			chunk = trial % 4 == 1 ? 7 : trial % 4 == 3 ?
+				1 + xorshift64(&state) % 4096 : 0;
+			log_decode(&dc, false, false, p->img, bad, blen, 0, &off,
+				   &st_off);
+			log_decode(&dc, true, trial % 2 == 0, p->img, bad, blen,
+				   chunk, &on, &st_on);
+			for (i = 0; i < off.n && i < on.n; i++)
+				if (!same_event(&off.ev[i], &on.ev[i]))
+					break;
+			if (i != off.n || off.n != on.n ||
+			    !same_stats(&st_off, &st_on)) {
+				if (!differ++)
+					tap_diag("trial %u: %zu and %zu events, "
+						 "first difference #%zu", trial,
+						 off.n, on.n, i);
+			}
+			events += off.n;
+			free(off.ev);
+			free(on.ev);
+		}
+		tap_ok(!differ, "%s %s: the run cache changes none of %zu "
+		       "events in %u traces (%u differ)", p->name,
+		       option_sets[k].name, events, trials, differ);
+		free(bad);
+		free(buf);
+	}
 }
 
 /* ---- damage that decodes without a word ------------------------------ */
@@ -1773,6 +1933,7 @@ int main(int argc, char **argv)
 		reference_form(&p);
 		bluespec_path(&p);
 		damage_tests(&p);
+		run_cache_same(&p);
 		census_prog(&p, &cs);
 		prog_free(&p);
 	}

@@ -39,6 +39,16 @@ static void count_event(void *ctx, const struct nt_event *ev)
 		events_insns += ev->ninsn;
 }
 
+static void count_events(void *ctx, const struct nt_event *ev, size_t n)
+{
+	size_t i;
+
+	(void)ctx;
+	for (i = 0; i < n; i++)
+		if (ev[i].kind == NT_EV_INSNS)
+			events_insns += ev[i].ninsn;
+}
+
 /* Encode p's records again and again until min_insns have retired. */
 static char *make_trace(const struct prog *p, const struct nt_encoder_cfg *cfg,
 			uint64_t min_insns, uint64_t *insns, size_t *bytes)
@@ -84,7 +94,10 @@ static char *make_trace(const struct prog *p, const struct nt_encoder_cfg *cfg,
 	return name;
 }
 
-enum run_kind { RUN_EVENTS, RUN_PCS, RUN_READER, RUN_SUM };
+enum run_kind {
+	RUN_EVENTS, RUN_BATCH, RUN_NO_CACHE, RUN_PCS, RUN_READER, RUN_SUM,
+	RUN__COUNT
+};
 
 struct result {
 	double secs, wall;
@@ -130,7 +143,10 @@ static struct result run_child(const struct nt_stream_cfg *stream,
 		} else if (kind == RUN_PCS) {
 			o = nt_out_new(&ocfg, null);
 			d = nt_decoder_new(&cfg, nt_out_event, o, &err);
+		} else if (kind == RUN_BATCH) {
+			d = nt_decoder_new_batch(&cfg, count_events, NULL, &err);
 		} else {
+			cfg.run_cache = kind != RUN_NO_CACHE;
 			d = nt_decoder_new(&cfg, count_event, NULL, &err);
 		}
 		if (d)
@@ -227,10 +243,10 @@ static void bench_trace(const char *set, const struct nt_stream_cfg *stream,
 			const struct prog *p, const char *path, size_t bytes,
 			unsigned long reps)
 {
-	static const char *const names[] = {
-		"events", "pcs", "reader", "byte-sum",
+	static const char *const names[RUN__COUNT] = {
+		"events", "batch", "no-cache", "pcs", "reader", "byte-sum",
 	};
-	struct result res[4], tenth;
+	struct result res[RUN__COUNT], tenth;
 	double base_mbs;
 	int run;
 
@@ -238,7 +254,7 @@ static void bench_trace(const char *set, const struct nt_stream_cfg *stream,
 		res[run] = best_of(reps, stream, p, path, bytes, run);
 	base_mbs = (double)bytes / 1e6 / res[RUN_SUM].secs;
 	for (run = RUN_EVENTS; run <= RUN_SUM; run++)
-		print_row(set, names[run], run <= RUN_PCS ?
+		print_row(set, names[run], run < RUN_READER ?
 			  (double)res[run].insns : 0.0, bytes, &res[run],
 			  base_mbs);
 	/*

@@ -1960,6 +1960,7 @@ static void run_cache_take(struct nt_decoder *d)
 	if (!last)
 		return;
 	d->st.msgs += msgs;
+	d->st.cached_msgs += msgs;
 	d->st.insns += insns;
 	d->st.halfwords += half;
 	d->st.transfers += taken;

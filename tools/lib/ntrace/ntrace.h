@@ -622,6 +622,7 @@ struct nt_decoder_stats {
 	uint64_t last_time;
 	uint64_t deviations[NT_DEV__COUNT];	/* messages, per kind */
 	uint64_t deviation_at[NT_DEV__COUNT];	/* offset of the first one */
+	uint64_t cached_msgs;	/* of msgs, those the run cache took */
 };
 
 typedef void (*nt_event_fn)(void *ctx, const struct nt_event *ev);

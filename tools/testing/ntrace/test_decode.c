@@ -632,7 +632,10 @@ static bool same_stats(const struct nt_decoder_stats *a,
 		       sizeof(a->deviation_at));
 }
 
-/* Decode buf into l: the run cache on or off, singly or in batches. */
+/*
+ * Decode buf into l: the run cache on or off, singly or in batches.
+ * With it on, some messages must have come from it.
+ */
 static void log_decode(const struct nt_decoder_cfg *base, bool run_cache,
 		       bool batch, const struct nt_image *img,
 		       const uint8_t *buf, size_t len, size_t chunk,
@@ -677,6 +680,8 @@ static void run_cache_same(struct prog *p)
 		struct nt_decoder_cfg dc;
 		unsigned int trial, differ = 0, trials = 12;
 		size_t len, events = 0;
+		uint64_t msgs = 0, cached = 0;
+		bool cacheable;
 		uint8_t *buf, *bad;
 
 		nt_encoder_cfg_default(&ecfg);
@@ -726,12 +731,23 @@ static void run_cache_same(struct prog *p)
 						 off.n, on.n, i);
 			}
 			events += off.n;
+			msgs += st_on.msgs;
+			cached += st_on.cached_msgs;
 			free(off.ev);
 			free(on.ev);
 		}
-		tap_ok(!differ, "%s %s: the run cache changes none of %zu "
-		       "events in %u traces (%u differ)", p->name,
-		       option_sets[k].name, events, trials, differ);
+		/*
+		 * It keys runs by bytes: SRC and TSTAMP leave it out. A
+		 * program's plain BTM and HTM traces repeat messages enough
+		 * for it; with long histories a short program may not.
+		 */
+		cacheable = !ecfg.stream.src_bits && !ecfg.stream.timestamps;
+		tap_ok(!differ && (cacheable || !cached) &&
+		       (k >= 2 || cached > 0),
+		       "%s %s: the run cache changes none of %zu events in %u "
+		       "traces (%u differ; it took %" PRIu64 " of %" PRIu64
+		       " messages)", p->name, option_sets[k].name, events,
+		       trials, differ, cached, msgs);
 		free(bad);
 		free(buf);
 	}

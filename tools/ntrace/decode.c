@@ -73,14 +73,18 @@ gap_event(struct sink *s, const struct nt_event *ev)
  * Called for every block: the gap's report apart, so that the rest is
  * a jump on to the writer.
  */
-static void on_event(void *ctx, const struct nt_event *ev)
+/* in batches: a run the decoder's run cache took comes in one call */
+static void on_events(void *ctx, const struct nt_event *ev, size_t n)
 {
 	struct sink *s = ctx;
+	size_t i;
 
-	if (ev->kind == NT_EV_GAP)
-		gap_event(s, ev);
-	else
-		nt_out_event(s->out, ev);
+	for (i = 0; i < n; i++) {
+		if (ev[i].kind == NT_EV_GAP)
+			gap_event(s, &ev[i]);
+		else
+			nt_out_event(s->out, &ev[i]);
+	}
 }
 
 static double now(void)
@@ -236,7 +240,7 @@ int cmd_decode(int argc, char **argv)
 		die_data("out of memory");
 	out = open_output(out_path);
 	sink.out = nt_out_new(&ocfg, out);
-	d = nt_decoder_new(&cfg, on_event, &sink, &err);
+	d = nt_decoder_new_batch(&cfg, on_events, &sink, &err);
 	if (!sink.out || !d)
 		die_usage("%s", err ? err : "cannot set up the output");
 	nt_decoder_add_image(d, img, true, 0);

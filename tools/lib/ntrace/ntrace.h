@@ -676,6 +676,8 @@ struct nt_out;
 struct nt_out *nt_out_new(const struct nt_out_cfg *cfg, FILE *f);
 /* An nt_event_fn: pass nt_out_event and the writer to nt_decoder_new. */
 void nt_out_event(void *out, const struct nt_event *ev);
+/* The same as an nt_events_fn, for nt_decoder_new_batch. */
+void nt_out_events(void *out, const struct nt_event *evs, size_t n);
 /* Flush; returns -1 if writing failed. */
 int nt_out_finish(struct nt_out *o);
 void nt_out_free(struct nt_out *o);

@@ -647,6 +647,14 @@ void nt_out_event(void *out, const struct nt_event *ev)
 	other_event(o, ev);
 }
 
+void nt_out_events(void *out, const struct nt_event *evs, size_t n)
+{
+	size_t i;
+
+	for (i = 0; i < n; i++)
+		nt_out_event(out, &evs[i]);
+}
+
 int nt_out_finish(struct nt_out *o)
 {
 	if (o->cfg.format == NT_OUT_BLUESPEC) {

@@ -11,9 +11,12 @@
  * child process reading 1 MiB at a time, so the child's peak RSS is the
  * decoder's own memory: it is measured on the full trace and on a tenth
  * of it to show that it does not grow with the trace. Rows: events only
- * (a counting callback), with the PC-list writer to /dev/null, the
- * message reader alone, and the baseline, a sum of every byte read the
- * same way; the /base column is each row's MB/s over the baseline's.
+ * (a counting callback per event), the same in batches
+ * (nt_decoder_new_batch()), events only without the run cache (the
+ * general path alone, for comparison), with the PC-list writer to
+ * /dev/null, the message reader alone, and the baseline, a sum of every
+ * byte read the same way; the /base column is each row's MB/s over the
+ * baseline's.
  * Times are the child's CPU time, the best of REPS runs (default 3).
  */
 #include <errno.h>

@@ -1845,23 +1845,42 @@ static void run_stack_apply(const struct nt_decoder *d, struct src_dec *s,
 	}
 }
 
-/* The run for bytes from pc in epoch: the one after prev, or a lookup. */
-static inline struct run *run_find(struct nt_decoder *d, uint32_t prev,
+/* Whether run e is for bytes from pc in epoch, with the stack as it is. */
+static inline bool run_fits(const struct nt_decoder *d,
+			    const struct src_dec *s, struct run *e,
+			    uint64_t pc, uint64_t bytes, uint32_t epoch)
+{
+	return e->bytes == bytes && e->pc == pc && e->epoch == epoch &&
+	       (!(e->flags & RUN_GUARDED) || run_stack_fits(d, s, e));
+}
+
+/*
+ * The run for bytes from pc in epoch: the one after prev, or one of the
+ * two ways of its hash slot (two runs of the same bytes from the same
+ * PC may differ in the return addresses they followed).
+ */
+static inline struct run *run_find(struct nt_decoder *d,
+				   const struct src_dec *s, uint32_t prev,
 				   uint64_t pc, uint64_t bytes, uint32_t epoch)
 {
+	uint32_t at, slot;
 	struct run *e;
-	uint32_t at;
 
 	if (prev) {
 		e = run_at(d, run_at(d, prev)->succ);
 		/* succ 0 is the arena's unused head: bytes 0 is no message */
-		if (e->bytes == bytes && e->pc == pc && e->epoch == epoch)
+		if (run_fits(d, s, e, pc, bytes, epoch))
 			return e;
 	}
-	at = d->run_slots[run_slot(pc, bytes)];
+	slot = run_slot(pc, bytes);
+	at = d->run_slots[slot];
 	e = run_at(d, at);
-	if (!at || e->bytes != bytes || e->pc != pc || e->epoch != epoch)
-		return NULL;
+	if (!at || !run_fits(d, s, e, pc, bytes, epoch)) {
+		at = d->run_slots[slot ^ 1];
+		e = run_at(d, at);
+		if (!at || !run_fits(d, s, e, pc, bytes, epoch))
+			return NULL;
+	}
 	if (prev)
 		run_at(d, prev)->succ = at;
 	return e;
@@ -1904,7 +1923,7 @@ static void run_cache_take(struct nt_decoder *d)
 
 		if (!n)
 			break;
-		e = run_find(d, prev, pc, bytes, epoch);
+		e = run_find(d, s, prev, pc, bytes, epoch);
 		if (!e)
 			break;
 		indirect = e->flags & RUN_INDIRECT;
@@ -1913,7 +1932,8 @@ static void run_cache_take(struct nt_decoder *d)
 		    !bytes_at(d, s, to, &code))
 			break;	/* decode_msg() reports it */
 		if (e->flags & (RUN_STACK | RUN_GUARDED)) {
-			if (!run_stack_fits(d, s, e))
+			/* run_find() checked the guarded values */
+			if (s->count < e->npop || s->count + e->rise > depth)
 				break;
 			run_stack_apply(d, s, e);
 		} else {
@@ -2072,9 +2092,9 @@ static uint32_t record_end(struct nt_decoder *d, const struct nt_msg *m,
 	uint64_t vals[2 * RUN_MAX_VALUES], pushed[2 * RUN_MAX_VALUES];
 	unsigned int npop = 0, npush = 0, i;
 	int h = 0, rise = 0;
-	uint32_t guard = 0, at, size;
+	uint32_t guard = 0, at, size, slot;
 	struct src_dec *s = d->srcs[0];
-	struct run *e;
+	struct run *e, *prior;
 
 	d->fn = d->rec_fn;
 	d->ctx = d->rec_ctx;
@@ -2150,7 +2170,16 @@ static uint32_t record_end(struct nt_decoder *d, const struct nt_msg *m,
 	memcpy(run_events(e), d->rec_evs, d->rec_nev * sizeof(*d->rec_evs));
 	memcpy(run_values(e), vals, npop * sizeof(*vals));
 	memcpy(run_values(e) + npop, pushed, npush * sizeof(*pushed));
-	d->run_slots[run_slot(rs->pc, rs->bytes)] = at;
+	/*
+	 * The newest first, the one before it in the other way: a message
+	 * from a PC that returns to two places alternately keeps both.
+	 */
+	slot = run_slot(rs->pc, rs->bytes);
+	prior = run_at(d, d->run_slots[slot]);
+	if (d->run_slots[slot] && (prior->bytes != rs->bytes ||
+				   prior->pc != rs->pc || guard))
+		d->run_slots[slot ^ 1] = d->run_slots[slot];
+	d->run_slots[slot] = at;
 	return at;
 }
 

@@ -141,6 +141,7 @@ enum end_kind {
  */
 struct run {
 	uint64_t bytes;		/* the message, first byte lowest, zero after */
+	uint64_t mask;		/* of bytes: its size */
 	uint64_t pc;		/* the source's PC before it */
 	/* direct: the PC after it; indirect: target = address history ^ next */
 	uint64_t next;
@@ -1855,23 +1856,34 @@ static inline bool run_fits(const struct nt_decoder *d,
 }
 
 /*
- * The run for bytes from pc in epoch: the one after prev, or one of the
- * two ways of its hash slot (two runs of the same bytes from the same
- * PC may differ in the return addresses they followed).
+ * The run for the message at the start of w from pc in epoch: the one
+ * after prev, its bytes compared with w's under its mask (no need to
+ * find where the message ends: a run's bytes end where its message
+ * does), or else one of the two ways of the message's hash slot (two
+ * runs of the same bytes from the same PC may differ in the return
+ * addresses they followed).
  */
 static inline struct run *run_find(struct nt_decoder *d,
 				   const struct src_dec *s, uint32_t prev,
-				   uint64_t pc, uint64_t bytes, uint32_t epoch)
+				   uint64_t pc, uint64_t w, uint32_t epoch)
 {
+	uint64_t bytes, ends, first;
 	uint32_t at, slot;
 	struct run *e;
 
 	if (prev) {
 		e = run_at(d, run_at(d, prev)->succ);
 		/* succ 0 is the arena's unused head: bytes 0 is no message */
-		if (run_fits(d, s, e, pc, bytes, epoch))
+		if (run_fits(d, s, e, pc, w & e->mask, epoch))
 			return e;
 	}
+	/* MSEO=00 starts a message, MSEO=11 ends it */
+	ends = w & (w >> 1) & BYTES_EACH(1);
+	if ((w & 3) || !ends)
+		return NULL;
+	first = ends & -ends;
+	/* all eight bytes when the first end is the last byte (0 - 1) */
+	bytes = w & ((first << 8) - 1);
 	slot = run_slot(pc, bytes);
 	at = d->run_slots[slot];
 	e = run_at(d, at);
@@ -1916,14 +1928,16 @@ static void run_cache_take(struct nt_decoder *d)
 	epoch = run_epoch(d, s);
 	pc = s->pc;
 	while (avail - done >= 8) {
-		uint64_t bytes, to, old, keep;
-		unsigned int n = short_msg_at(p + done, &bytes), i, top;
+		uint64_t w, to, old, keep;
+		unsigned int i, top;
 		bool indirect;
 		struct nt_event *ev;
 
-		if (!n)
-			break;
-		e = run_find(d, s, prev, pc, bytes, epoch);
+		memcpy(&w, p + done, sizeof(w));
+#if __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__
+		w = __builtin_bswap64(w);
+#endif
+		e = run_find(d, s, prev, pc, w, epoch);
 		if (!e)
 			break;
 		indirect = e->flags & RUN_INDIRECT;
@@ -1974,7 +1988,7 @@ static void run_cache_take(struct nt_decoder *d)
 		}
 		prev = (uint32_t)((uint8_t *)e - d->run_arena);
 		last = e;
-		done += n;
+		done += e->size;
 	}
 	d->run_prev = prev;
 	if (!last)
@@ -2145,6 +2159,7 @@ static uint32_t record_end(struct nt_decoder *d, const struct nt_msg *m,
 		return 0;
 	e = run_at(d, at);
 	e->bytes = rs->bytes;
+	e->mask = rs->size >= 8 ? ~0ull : (1ull << (8 * rs->size)) - 1;
 	e->pc = rs->pc;
 	e->next = m->tcode == NT_TCODE_DIRECT_BRANCH ? s->pc :
 		  m->target ^ rs->addr;

@@ -105,6 +105,23 @@ static void collect_free(struct collect *c)
 	memset(c, 0, sizeof(*c));
 }
 
+/* Feed buf to d, chunk bytes at a time (0: at once), finish and free it. */
+static void feed_all(struct nt_decoder *d, const uint8_t *buf, size_t len,
+		     size_t chunk, struct nt_decoder_stats *st)
+{
+	size_t pos = 0;
+
+	while (pos < len) {
+		size_t n = chunk && chunk < len - pos ? chunk : len - pos;
+
+		nt_decoder_feed(d, buf + pos, n);
+		pos += n;
+	}
+	nt_decoder_finish(d);
+	*st = *nt_decoder_stats(d);
+	nt_decoder_free(d);
+}
+
 /* Decode buf with the settings ecfg encoded it with, chunk bytes a feed. */
 static void run_decoder(const struct nt_encoder_cfg *ecfg,
 			const struct nt_image *img, const uint8_t *buf,
@@ -114,7 +131,6 @@ static void run_decoder(const struct nt_encoder_cfg *ecfg,
 	struct nt_decoder_cfg cfg;
 	struct nt_decoder *d;
 	const char *err = NULL;
-	size_t pos = 0;
 
 	nt_decoder_cfg_default(&cfg);
 	cfg.stream = ecfg->stream;
@@ -125,15 +141,7 @@ static void run_decoder(const struct nt_encoder_cfg *ecfg,
 	if (!d)
 		return;
 	nt_decoder_add_image(d, img, true, 0);
-	while (pos < len) {
-		size_t n = chunk && chunk < len - pos ? chunk : len - pos;
-
-		nt_decoder_feed(d, buf + pos, n);
-		pos += n;
-	}
-	nt_decoder_finish(d);
-	*st = *nt_decoder_stats(d);
-	nt_decoder_free(d);
+	feed_all(d, buf, len, chunk, st);
 }
 
 static void decode(const struct nt_encoder_cfg *ecfg, const struct nt_image *img,
@@ -632,10 +640,7 @@ static bool same_stats(const struct nt_decoder_stats *a,
 		       sizeof(a->deviation_at));
 }
 
-/*
- * Decode buf into l: the run cache on or off, singly or in batches.
- * With it on, some messages must have come from it.
- */
+/* Decode buf into l: the run cache on or off, singly or in batches. */
 static void log_decode(const struct nt_decoder_cfg *base, bool run_cache,
 		       bool batch, const struct nt_image *img,
 		       const uint8_t *buf, size_t len, size_t chunk,
@@ -644,7 +649,6 @@ static void log_decode(const struct nt_decoder_cfg *base, bool run_cache,
 	struct nt_decoder_cfg cfg = *base;
 	const char *err = NULL;
 	struct nt_decoder *d;
-	size_t pos = 0;
 
 	cfg.run_cache = run_cache;
 	d = batch ? nt_decoder_new_batch(&cfg, log_events, l, &err) :
@@ -652,15 +656,7 @@ static void log_decode(const struct nt_decoder_cfg *base, bool run_cache,
 	if (!d)
 		abort();
 	nt_decoder_add_image(d, img, true, 0);
-	while (pos < len) {
-		size_t n = chunk && chunk < len - pos ? chunk : len - pos;
-
-		nt_decoder_feed(d, buf + pos, n);
-		pos += n;
-	}
-	nt_decoder_finish(d);
-	*st = *nt_decoder_stats(d);
-	nt_decoder_free(d);
+	feed_all(d, buf, len, chunk, st);
 }
 
 /*

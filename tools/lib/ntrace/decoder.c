@@ -2080,7 +2080,7 @@ static uint32_t run_alloc(struct nt_decoder *d, uint32_t size)
 		while (cap < d->run_used + size && cap < RUN_ARENA_MAX)
 			cap *= 2;
 		if (d->run_used + size > cap) {
-			/* full: start over (bounded memory, whatever the trace) */
+			/* full: start over; bounded, whatever the trace */
 			run_cache_reset(d);
 		} else {
 			na = realloc(d->run_arena, cap);
@@ -2137,7 +2137,7 @@ static uint32_t record_end(struct nt_decoder *d, const struct nt_msg *m,
 			continue;
 		}
 		if (!op->ok)
-			return 0;	/* a pop on an empty stack: no run for that */
+			return 0;	/* a pop on an empty stack: no run */
 		h--;
 		if (npush) {
 			npush--;

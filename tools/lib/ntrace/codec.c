@@ -21,7 +21,6 @@
 #define MSEO_END_MSG	3u
 #define IDLE_BYTE	0xffu
 
-#define BYTES_EACH(v)	(0x0101010101010101ull * (v))
 
 /* Variable fields one message may carry before it is malformed. */
 #define MAX_VAR_FIELDS	(NT_MAX_RAW_FIELDS + 2)
@@ -849,10 +848,7 @@ static uint32_t short_msg_in_word(const uint8_t *q, size_t lim,
 	uint64_t w, bit0, bit1, last, keep, x;
 	unsigned int j;
 
-	memcpy(&w, q, sizeof(w));
-#if __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__
-	w = __builtin_bswap64(w);
-#endif
+	w = load_bytes(q);
 	bit0 = w & BYTES_EACH(1);
 	bit1 = (w >> 1) & BYTES_EACH(1);
 	last = bit0 & bit1 & ~0xffull;		/* MSEO=11 after q[0] */
@@ -1009,10 +1005,7 @@ static inline uint32_t lean_branch(struct nt_reader *r, const uint8_t *q,
 	uint32_t fields = NT_F_ICNT;
 	struct src_state *st;
 
-	memcpy(&w, q, sizeof(w));
-#if __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__
-	w = __builtin_bswap64(w);
-#endif
+	w = load_bytes(q);
 	n = short_shape(r, w, m);
 	if (n)
 		return n;

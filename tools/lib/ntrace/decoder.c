@@ -1708,8 +1708,6 @@ decode_msg(struct nt_decoder *d, const struct nt_msg *m)
  * path takes it, as it takes every message the cache does not know.
  */
 
-#define BYTES_EACH(v)	(0x0101010101010101ull * (v))
-
 /* Forget every run (the arena is full, or epochs may mean other states). */
 static void run_cache_reset(struct nt_decoder *d)
 {
@@ -1765,26 +1763,19 @@ static uint32_t run_epoch(struct nt_decoder *d, const struct src_dec *s)
 }
 
 /*
- * The length of the message that starts at p (8 bytes readable) when it
- * ends within them, its bytes in *bytes; 0 when p does not start one
- * (MSEO of the first byte not 00: idle, or not a boundary) or it is
- * longer.
+ * The mask of the bytes of the message that starts word w (eight
+ * bytes of the stream, see load_bytes()) when it ends within them;
+ * 0 when w does not start one (MSEO of the first byte not 00: idle, or
+ * not a boundary) or it is longer. A run keeps its bytes under it.
  */
-static inline unsigned int short_msg_at(const uint8_t *p, uint64_t *bytes)
+static inline uint64_t first_msg_mask(uint64_t w)
 {
-	uint64_t w, ends, first;
+	uint64_t ends = w & (w >> 1) & BYTES_EACH(1);	/* MSEO=11 */
 
-	memcpy(&w, p, sizeof(w));
-#if __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__
-	w = __builtin_bswap64(w);
-#endif
-	ends = w & (w >> 1) & BYTES_EACH(1);	/* MSEO=11 */
 	if ((w & 3) || !ends)
 		return 0;
-	first = ends & -ends;
-	/* bytes up to the first end; all eight when it is the last (0 - 1) */
-	*bytes = w & ((first << 8) - 1);
-	return (unsigned int)__builtin_ctzll(first) / 8 + 1;
+	/* up to the first end; all eight bytes when it is the last (0 - 1) */
+	return ((ends & -ends) << 8) - 1;
 }
 
 static bool run_tcode(unsigned int tcode)
@@ -1867,7 +1858,7 @@ static inline struct run *run_find(struct nt_decoder *d,
 				   const struct src_dec *s, uint32_t prev,
 				   uint64_t pc, uint64_t w, uint32_t epoch)
 {
-	uint64_t bytes, ends, first;
+	uint64_t bytes, mask;
 	uint32_t at, slot;
 	struct run *e;
 
@@ -1877,13 +1868,10 @@ static inline struct run *run_find(struct nt_decoder *d,
 		if (run_fits(d, s, e, pc, w & e->mask, epoch))
 			return e;
 	}
-	/* MSEO=00 starts a message, MSEO=11 ends it */
-	ends = w & (w >> 1) & BYTES_EACH(1);
-	if ((w & 3) || !ends)
+	mask = first_msg_mask(w);
+	if (!mask)
 		return NULL;
-	first = ends & -ends;
-	/* all eight bytes when the first end is the last byte (0 - 1) */
-	bytes = w & ((first << 8) - 1);
+	bytes = w & mask;
 	slot = run_slot(pc, bytes);
 	at = d->run_slots[slot];
 	e = run_at(d, at);
@@ -1933,10 +1921,7 @@ static void run_cache_take(struct nt_decoder *d)
 		bool indirect;
 		struct nt_event *ev;
 
-		memcpy(&w, p + done, sizeof(w));
-#if __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__
-		w = __builtin_bswap64(w);
-#endif
+		w = load_bytes(p + done);
 		e = run_find(d, s, prev, pc, w, epoch);
 		if (!e)
 			break;
@@ -1945,14 +1930,12 @@ static void run_cache_take(struct nt_decoder *d)
 		if (d->cfg.images_complete && indirect &&
 		    !bytes_at(d, s, to, &code))
 			break;	/* decode_msg() reports it */
+		/* run_find() checked the values a guarded run followed */
+		if (s->count < e->npop || s->count + e->rise > depth)
+			break;
 		if (e->flags & (RUN_STACK | RUN_GUARDED)) {
-			/* run_find() checked the guarded values */
-			if (s->count < e->npop || s->count + e->rise > depth)
-				break;
 			run_stack_apply(d, s, e);
 		} else {
-			if (s->count < e->npop || s->count + e->rise > depth)
-				break;
 			/*
 			 * pop e->npop (0 or 1), then push e->npush (0 or 1):
 			 * masks, not branches, whose way would follow the
@@ -2013,7 +1996,7 @@ static void run_cache_take(struct nt_decoder *d)
 
 /* What a message is recorded with, for record_end(). */
 struct run_start {
-	uint64_t pc, bytes, offset, addr, gaps, errors;
+	uint64_t pc, bytes, mask, offset, addr, gaps, errors;
 	uint64_t insns, halfwords, transfers;
 	uint64_t deviations[NT_DEV__COUNT];
 	unsigned int size, count;
@@ -2032,21 +2015,33 @@ static void record_event(void *ctx, const struct nt_event *ev)
 	d->rec_fn(d->rec_ctx, ev);
 }
 
+/* Stop recording: events go to the caller's callback alone again. */
+static void record_stop(struct nt_decoder *d)
+{
+	d->fn = d->rec_fn;
+	d->ctx = d->rec_ctx;
+	d->rec = false;
+}
+
 /* Record the next message if the cache could take it again. */
 static bool record_begin(struct nt_decoder *d, struct run_start *rs)
 {
 	struct src_dec *s = d->srcs[0];
 	const uint8_t *p;
 	size_t avail;
+	uint64_t w;
 
 	if (!s || !s->synced || s->want_scontext || s->pend_icnt || s->walked)
 		return false;
 	p = nt_reader_peek(d->rd, &avail, &rs->offset);
 	if (!p || avail < 8)
 		return false;
-	rs->size = short_msg_at(p, &rs->bytes);
-	if (!rs->size || !run_tcode(p[0] >> 2))
+	w = load_bytes(p);
+	rs->mask = first_msg_mask(w);
+	if (!rs->mask || !run_tcode(p[0] >> 2))
 		return false;
+	rs->bytes = w & rs->mask;
+	rs->size = (unsigned int)(64 - __builtin_clzll(rs->mask)) / 8;
 	rs->pc = s->pc;
 	rs->addr = nt_reader_addr(d->rd);
 	rs->epoch = run_epoch(d, s);
@@ -2110,9 +2105,7 @@ static uint32_t record_end(struct nt_decoder *d, const struct nt_msg *m,
 	struct src_dec *s = d->srcs[0];
 	struct run *e, *prior;
 
-	d->fn = d->rec_fn;
-	d->ctx = d->rec_ctx;
-	d->rec = false;
+	record_stop(d);
 	if (d->rec_bad || !d->rec_nev || m->offset != rs->offset ||
 	    m->size != rs->size ||
 	    m->err || !run_tcode(m->tcode) || m->src ||
@@ -2159,7 +2152,7 @@ static uint32_t record_end(struct nt_decoder *d, const struct nt_msg *m,
 		return 0;
 	e = run_at(d, at);
 	e->bytes = rs->bytes;
-	e->mask = rs->size >= 8 ? ~0ull : (1ull << (8 * rs->size)) - 1;
+	e->mask = rs->mask;
 	e->pc = rs->pc;
 	e->next = m->tcode == NT_TCODE_DIRECT_BRANCH ? s->pc :
 		  m->target ^ rs->addr;
@@ -2219,11 +2212,8 @@ void nt_decoder_feed(struct nt_decoder *d, const uint8_t *data, size_t len)
 		run_cache_take(d);
 		rec = record_begin(d, &rs);
 		if (!nt_reader_next(d->rd, &m)) {
-			if (rec) {
-				d->fn = d->rec_fn;
-				d->ctx = d->rec_ctx;
-				d->rec = false;
-			}
+			if (rec)
+				record_stop(d);
 			break;
 		}
 		if (!branch_fast(d, &m))

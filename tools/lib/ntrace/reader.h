@@ -1,16 +1,34 @@
 /* SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause) */
 /*
- * Inside libntrace only (not installed): the flow decoder's run cache
- * (decoder.c) takes messages it has decoded before straight from the
- * bytes, without a struct nt_msg, and moves the reader past them.
+ * Inside libntrace only (not installed): reading the byte stream a
+ * 64-bit word at a time, for the reader (codec.c) and for the flow
+ * decoder's run cache (decoder.c), which takes messages it has decoded
+ * before straight from the bytes, without a struct nt_msg, and moves
+ * the reader past them.
  */
 #ifndef NTRACE_READER_H
 #define NTRACE_READER_H
 
 #include <stddef.h>
 #include <stdint.h>
+#include <string.h>
 
 #include "ntrace.h"
+
+/* v in every byte of a word */
+#define BYTES_EACH(v)	(0x0101010101010101ull * (v))
+
+/* The eight bytes at p as a word, the first in its low byte. */
+static inline uint64_t load_bytes(const uint8_t *p)
+{
+	uint64_t w;
+
+	memcpy(&w, p, sizeof(w));
+#if __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__
+	w = __builtin_bswap64(w);
+#endif
+	return w;
+}
 
 /*
  * The bytes from the reader's position when the next one starts a

@@ -70,10 +70,9 @@ gap_event(struct sink *s, const struct nt_event *ev)
 }
 
 /*
- * Called for every block: the gap's report apart, so that the rest is
- * a jump on to the writer.
+ * The decoder's events, in batches (a run its run cache took comes in
+ * one call): the gaps' reports apart, each goes on to the writer.
  */
-/* in batches: a run the decoder's run cache took comes in one call */
 static void on_events(void *ctx, const struct nt_event *ev, size_t n)
 {
 	struct sink *s = ctx;

@@ -749,6 +749,52 @@ static void run_cache_same(struct prog *p)
 	}
 }
 
+/*
+ * The PC list through the writers' batch entry, nt_out_events(), from
+ * a decoder made for batches with its run cache: the same text as one
+ * event at a time from the general path.
+ */
+static void batch_writer_same(struct prog *p)
+{
+	struct nt_out_cfg ocfg = { .format = NT_OUT_PCS };
+	struct nt_decoder_stats st[2];
+	struct nt_encoder_cfg ecfg;
+	struct nt_decoder_cfg dc;
+	char *text[2] = { NULL, NULL };
+	size_t tlen[2] = { 0, 0 }, len;
+	const char *err = NULL;
+	uint8_t *buf;
+	int k;
+
+	nt_encoder_cfg_default(&ecfg);
+	buf = prog_encode(p, &ecfg, &len);
+	for (k = 0; buf && k < 2; k++) {
+		FILE *f = open_memstream(&text[k], &tlen[k]);
+		struct nt_out *o = nt_out_new(&ocfg, f);
+		struct nt_decoder *d;
+
+		nt_decoder_cfg_default(&dc);
+		dc.stream = ecfg.stream;
+		dc.run_cache = k;
+		d = k ? nt_decoder_new_batch(&dc, nt_out_events, o, &err) :
+			nt_decoder_new(&dc, nt_out_event, o, &err);
+		if (!o || !d)
+			abort();
+		nt_decoder_add_image(d, p->img, true, 0);
+		feed_all(d, buf, len, 4096, &st[k]);
+		nt_out_finish(o);
+		nt_out_free(o);
+		fclose(f);
+	}
+	tap_ok(buf && tlen[0] && tlen[0] == tlen[1] &&
+	       !memcmp(text[0], text[1], tlen[0]) && st[1].cached_msgs,
+	       "%s: the PC list in batches (nt_out_events) is the same %zu "
+	       "bytes", p->name, tlen[0]);
+	free(text[0]);
+	free(text[1]);
+	free(buf);
+}
+
 /* ---- damage that decodes without a word ------------------------------ */
 
 /*
@@ -1946,6 +1992,7 @@ int main(int argc, char **argv)
 		bluespec_path(&p);
 		damage_tests(&p);
 		run_cache_same(&p);
+		batch_writer_same(&p);
 		census_prog(&p, &cs);
 		prog_free(&p);
 	}

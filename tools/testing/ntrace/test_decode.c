@@ -41,6 +41,21 @@ struct collect {
 	bool differs;
 };
 
+/*
+ * Array p of n elements of size bytes, *cap of them allocated: room for
+ * one more, the allocation doubled (first elements at first) if full.
+ */
+static void *grow(void *p, size_t n, size_t *cap, size_t first, size_t size)
+{
+	if (n < *cap)
+		return p;
+	*cap = *cap ? 2 * *cap : first;
+	p = realloc(p, *cap * size);
+	if (!p)
+		abort();
+	return p;
+}
+
 static void push_pc(struct collect *c, uint64_t pc)
 {
 	if (c->truth) {
@@ -48,12 +63,7 @@ static void push_pc(struct collect *c, uint64_t pc)
 		c->n++;
 		return;
 	}
-	if (c->n == c->cap) {
-		c->cap = c->cap ? 2 * c->cap : 1 << 16;
-		c->pcs = realloc(c->pcs, c->cap * sizeof(*c->pcs));
-		if (!c->pcs)
-			abort();
-	}
+	c->pcs = grow(c->pcs, c->n, &c->cap, 1 << 16, sizeof(*c->pcs));
 	c->pcs[c->n++] = pc;
 }
 
@@ -78,13 +88,8 @@ static void on_event(void *ctx, const struct nt_event *ev)
 			push_pc(c, ev->from);
 		break;
 	case NT_EV_SYNC:
-		if (c->nsyncs == c->capsyncs) {
-			c->capsyncs = c->capsyncs ? 2 * c->capsyncs : 256;
-			c->syncs = realloc(c->syncs,
-					   c->capsyncs * sizeof(*c->syncs));
-			if (!c->syncs)
-				abort();
-		}
+		c->syncs = grow(c->syncs, c->nsyncs, &c->capsyncs, 256,
+				sizeof(*c->syncs));
 		c->syncs[c->nsyncs].offset = ev->offset;
 		c->syncs[c->nsyncs].index = c->n;
 		c->nsyncs++;
@@ -597,12 +602,7 @@ static void log_event(void *ctx, const struct nt_event *ev)
 {
 	struct evlog *l = ctx;
 
-	if (l->n == l->cap) {
-		l->cap = l->cap ? 2 * l->cap : 1024;
-		l->ev = realloc(l->ev, l->cap * sizeof(*l->ev));
-		if (!l->ev)
-			abort();
-	}
+	l->ev = grow(l->ev, l->n, &l->cap, 1024, sizeof(*l->ev));
 	l->ev[l->n++] = *ev;
 }
 

@@ -100,6 +100,11 @@ static int by_time(const void *a, const void *b)
 	return x->seq < y->seq ? -1 : x->seq > y->seq;
 }
 
+struct buffer_end {		/* how far the AUX records of a buffer got */
+	int cpu;
+	uint64_t end;
+};
+
 static void *grow(void *p, size_t *cap, size_t n, size_t elem)
 {
 	if (n < *cap)
@@ -153,7 +158,9 @@ int main(int argc, char **argv)
 	uint64_t written = 0, missing = 0, info_words = 0, *info = NULL;
 	struct trace_rec *t = NULL;
 	struct aux_rec *a = NULL;
+	struct buffer_end *ends = NULL;
 	size_t nt = 0, na = 0, capt = 0, capa = 0, reclen = 0, i;
+	size_t nends = 0, capends = 0, e;
 	int verbose = 0, info_only = 0, have_ntrace = 0, one_buffer;
 	uint64_t dmg_at = 0, dmg_len = 0, ndmg = 0, *dmg_pos = NULL;
 	long long pos, end;
@@ -342,6 +349,30 @@ int main(int argc, char **argv)
 		uint64_t p = a[i].offset, stop = a[i].offset + a[i].size;
 		int cpu = one_buffer && nt ? t[0].cpu : a[i].cpu;
 
+		/*
+		 * Outside snapshot mode each byte of a buffer is named once, in
+		 * order: a record that goes back is one perf wrote twice, and
+		 * its bytes would be decoded twice.
+		 */
+		for (e = 0; e < nends && ends[e].cpu != cpu; e++)
+			;
+		if (e == nends) {
+			ends = grow(ends, &capends, nends, sizeof(*ends));
+			ends[nends].cpu = cpu;
+			ends[nends++].end = 0;
+		}
+		if (!(a[i].flags & AUX_FLAG_OVERWRITE)) {
+			if (p < ends[e].end) {
+				fprintf(stderr, "perf_aux: %s: the AUX record of bytes %#" PRIx64
+					"..%#" PRIx64 " of buffer %d (time %" PRIu64
+					") goes back before %#" PRIx64
+					": a record written twice\n", in_name, p, stop, cpu,
+					a[i].time, ends[e].end);
+				exit(2);
+			}
+			ends[e].end = stop;
+		}
+
 		while (p < stop) {
 			uint64_t avail, n;
 			const struct trace_rec *h = holder(t, nt, cpu, p, &avail);
@@ -397,6 +428,7 @@ int main(int argc, char **argv)
 	}
 	free(t);
 	free(a);
+	free(ends);
 	free(rec);
 	free(attrs);
 	free(info);

@@ -2,7 +2,8 @@
 /*
  * Reader throughput: an N-Trace file (as 'ntrace encode' writes it) is
  * repeated in memory up to -m MiB and parsed with nt_reader_feed() and
- * nt_reader_next(), once as a single buffer and once in 64 KiB chunks.
+ * nt_reader_next(), once as a single buffer and once in 64 KiB chunks,
+ * and with nt_reader_next_batch(), 64 records a call, as a single buffer.
  *
  *   bench_codec [-m MIB] [-r REPS] [--timestamps] [--src-bits N]
  *		 [--extend-addr-msb] [--xlen 32|64] [--label NAME] TRACE
@@ -30,21 +31,37 @@ struct count {
 	uint64_t msgs, errs, icnt;
 };
 
-/* Pull everything the reader has; icnt keeps the fields live. */
-static void drain(struct nt_reader *r, struct count *c)
-{
-	struct nt_msg m;
+/* messages per nt_reader_next_batch() call in the whole-batch row */
+#define BATCH 64
 
-	while (nt_reader_next(r, &m)) {
-		c->msgs++;
-		if (m.err)
-			c->errs++;
-		c->icnt += m.icnt;
+static void count(struct count *c, const struct nt_msg *m)
+{
+	c->msgs++;
+	if (m->err)
+		c->errs++;
+	c->icnt += m->icnt;
+}
+
+/* Pull everything the reader has; icnt keeps the fields live. */
+static void drain(struct nt_reader *r, struct count *c, bool batch)
+{
+	static struct nt_msg m[BATCH];
+	size_t n, i;
+
+	if (!batch) {
+		while (nt_reader_next(r, &m[0]))
+			count(c, &m[0]);
+		return;
 	}
+	do {
+		n = nt_reader_next_batch(r, m, BATCH);
+		for (i = 0; i < n; i++)
+			count(c, &m[i]);
+	} while (n == BATCH);
 }
 
 static void parse(const struct nt_stream_cfg *cfg, const uint8_t *buf,
-		  size_t len, size_t chunk, struct count *c)
+		  size_t len, size_t chunk, bool batch, struct count *c)
 {
 	struct nt_reader *r = nt_reader_new(cfg);
 	size_t off;
@@ -55,10 +72,10 @@ static void parse(const struct nt_stream_cfg *cfg, const uint8_t *buf,
 	for (off = 0; off < len; off += chunk) {
 		nt_reader_feed(r, buf + off, len - off < chunk ? len - off
 							      : chunk);
-		drain(r, c);
+		drain(r, c, batch);
 	}
 	nt_reader_finish(r);
-	drain(r, c);
+	drain(r, c, batch);
 	nt_reader_free(r);
 }
 
@@ -102,8 +119,8 @@ int main(int argc, char **argv)
 	struct nt_stream_cfg cfg = { .xlen = 64 };
 	const char *label = NULL, *path = NULL;
 	unsigned long mib = 256, reps = 3, k;
-	struct count one, whole, chunked;
-	struct timing tb = { 0 }, tw = { 0 }, tc = { 0 };
+	struct count one, whole, batched, chunked;
+	struct timing tb = { 0 }, tw = { 0 }, tbatch = { 0 }, tc = { 0 };
 	uint64_t copies;
 	uint8_t *file, *buf;
 	size_t flen, len, off;
@@ -141,7 +158,7 @@ int main(int argc, char **argv)
 	if (!flen)
 		die("%s: empty", path);
 	/* a stream that does not parse cleanly would time the error path */
-	parse(&cfg, file, flen, flen, &one);
+	parse(&cfg, file, flen, flen, false, &one);
 	if (one.errs)
 		die("%s: %" PRIu64 " error records: wrong stream options?",
 		    path, one.errs);
@@ -162,17 +179,23 @@ int main(int argc, char **argv)
 
 		c0 = cpu_now();
 		w0 = wall_now();
-		parse(&cfg, buf, len, len, &whole);
+		parse(&cfg, buf, len, len, false, &whole);
 		keep_best(&tw, c0, w0);
 
 		c0 = cpu_now();
 		w0 = wall_now();
-		parse(&cfg, buf, len, CHUNK, &chunked);
+		parse(&cfg, buf, len, len, true, &batched);
+		keep_best(&tbatch, c0, w0);
+
+		c0 = cpu_now();
+		w0 = wall_now();
+		parse(&cfg, buf, len, CHUNK, false, &chunked);
 		keep_best(&tc, c0, w0);
 	}
 	if (whole.msgs != copies * one.msgs || whole.errs ||
 	    chunked.msgs != whole.msgs || chunked.errs ||
-	    chunked.icnt != whole.icnt)
+	    chunked.icnt != whole.icnt || batched.msgs != whole.msgs ||
+	    batched.errs || batched.icnt != whole.icnt)
 		die("%s: whole %" PRIu64 "/%" PRIu64 " chunked %" PRIu64 "/%"
 		    PRIu64 " messages/errors, expected %" PRIu64, path,
 		    whole.msgs, whole.errs, chunked.msgs, chunked.errs,
@@ -186,6 +209,7 @@ int main(int argc, char **argv)
 	       "cpu-s", "wall-s", "MB/s", "Mmsg/s", "/base");
 	row(label, "baseline-sum", len, 0, &tb, &tb);
 	row(label, "whole", len, whole.msgs, &tw, &tb);
+	row(label, "whole-batch", len, batched.msgs, &tbatch, &tb);
 	row(label, "chunks-64KiB", len, chunked.msgs, &tc, &tb);
 	free(buf);
 	free(file);

@@ -14,7 +14,8 @@
  * (a counting callback per event), the same in batches
  * (nt_decoder_new_batch()), events only without the run cache (the
  * general path alone, for comparison), with the PC-list writer to
- * /dev/null, the message reader alone, and the baseline, a sum of every
+ * /dev/null, the message reader alone, a record at a time and in
+ * batches of 64 (nt_reader_next_batch()), and the baseline, a sum of every
  * byte read the same way; the /base column is each row's MB/s over the
  * baseline's.
  * Times are the child's CPU time, the best of REPS runs (default 3).
@@ -32,6 +33,9 @@
 
 #include "bench.h"
 #include "progs.h"
+
+/* messages per nt_reader_next_batch() call in the reader-batch row */
+#define MSG_BATCH	64
 
 static uint64_t events_insns;
 
@@ -98,7 +102,8 @@ static char *make_trace(const struct prog *p, const struct nt_encoder_cfg *cfg,
 }
 
 enum run_kind {
-	RUN_EVENTS, RUN_BATCH, RUN_NO_CACHE, RUN_PCS, RUN_READER, RUN_SUM,
+	RUN_EVENTS, RUN_BATCH, RUN_NO_CACHE, RUN_PCS, RUN_READER,
+	RUN_READER_BATCH, RUN_SUM,
 	RUN__COUNT
 };
 
@@ -123,6 +128,7 @@ static struct result run_child(const struct nt_stream_cfg *stream,
 	pid = fork();
 	if (pid == 0) {
 		static uint8_t chunk[1 << 20];
+		static struct nt_msg batch[MSG_BATCH];
 		struct nt_decoder_cfg cfg;
 		struct nt_decoder *d = NULL;
 		struct nt_reader *r = NULL;
@@ -141,7 +147,7 @@ static struct result run_child(const struct nt_stream_cfg *stream,
 		cfg.stream = *stream;
 		if (kind == RUN_SUM) {
 			/* nothing but the bytes */
-		} else if (kind == RUN_READER) {
+		} else if (kind == RUN_READER || kind == RUN_READER_BATCH) {
 			r = nt_reader_new(&cfg.stream);
 		} else if (kind == RUN_PCS) {
 			o = nt_out_new(&ocfg, null);
@@ -166,6 +172,11 @@ static struct result run_child(const struct nt_stream_cfg *stream,
 			done += (size_t)n;
 			if (kind == RUN_SUM) {
 				sum += byte_sum(chunk, (size_t)n);
+			} else if (r && kind == RUN_READER_BATCH) {
+				nt_reader_feed(r, chunk, (size_t)n);
+				while (nt_reader_next_batch(r, batch, MSG_BATCH) ==
+				       MSG_BATCH)
+					;
 			} else if (r) {
 				nt_reader_feed(r, chunk, (size_t)n);
 				while (nt_reader_next(r, &m))
@@ -235,7 +246,7 @@ static void print_row(const char *set, const char *run, double insns,
 
 	if (insns)
 		snprintf(rate, sizeof(rate), "%.1f", insns / r->secs / 1e6);
-	printf("%-24s %-8s %8.1f %8.2f %7.3f %7.3f %10s %8.1f %6.3f %9ld%s\n",
+	printf("%-24s %-12s %8.1f %8.2f %7.3f %7.3f %10s %8.1f %6.3f %9ld%s\n",
 	       set, run, insns / 1e6, (double)bytes / 1e6, r->secs, r->wall,
 	       rate, mbs, mbs / base_mbs, r->maxrss_kb,
 	       r->ok == 1 ? "" : "  DECODE ERRORS");
@@ -247,7 +258,8 @@ static void bench_trace(const char *set, const struct nt_stream_cfg *stream,
 			unsigned long reps)
 {
 	static const char *const names[RUN__COUNT] = {
-		"events", "batch", "no-cache", "pcs", "reader", "byte-sum",
+		"events", "batch", "no-cache", "pcs", "reader",
+		"reader-batch", "byte-sum",
 	};
 	struct result res[RUN__COUNT], tenth;
 	double base_mbs;
@@ -315,7 +327,7 @@ int main(int argc, char **argv)
 
 	printf("# %s: best of %lu, rates use CPU time; /base: MB/s over the "
 	       "byte-sum baseline's\n", slash + 1, reps);
-	printf("%-24s %-8s %8s %8s %7s %7s %10s %8s %6s %9s\n", "option set",
+	printf("%-24s %-12s %8s %8s %7s %7s %10s %8s %6s %9s\n", "option set",
 	       "run", "M insns", "trace MB", "cpu-s", "wall-s", "M insns/s",
 	       "MB/s", "/base", "maxrss KB");
 	if (trace) {

@@ -8,7 +8,8 @@
 #      per option set (BENCH_RECORDS overrides)
 #   2. bits per instruction of every option set on every test program
 #   3. reader throughput (MB/s, messages/s) on >= 256 MiB of N-Trace
-#      (BENCH_MIB overrides), whole buffer and 64 KiB chunks
+#      (BENCH_MIB overrides), whole buffer (a record a call and 64 a
+#      call) and 64 KiB chunks
 #   4. flow decoder throughput and peak memory on >= 30M-instruction
 #      traces (BENCH_DECODE_INSNS overrides)
 #   5. 'ntrace decode --format pcs -o /dev/null' on such a trace

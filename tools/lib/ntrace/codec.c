@@ -897,21 +897,28 @@ static unsigned int field_end_bits(uint64_t e)
  * interp's 99% and 98%. The record is the lean path's. Returns the
  * length, or 0 for the lean path.
  */
+struct short_state {
+	uint64_t offset;	/* of the message's first byte */
+	uint64_t addr;		/* SRC 0's last address, updated */
+	uint64_t time;		/* SRC 0's time */
+	uint64_t addr_mask;
+	bool direct, indirect;	/* the reader's short_direct, short_indirect */
+};
+
 static inline __attribute__((always_inline))
-uint32_t short_shape(struct nt_reader *r, uint64_t w, struct nt_msg *m)
+uint32_t short_shape(struct short_state *ss, uint64_t w, struct nt_msg *m)
 {
 	uint64_t mseo, y, uaddr, hist = 0, icnt, target;
 	uint32_t fields = NT_F_ICNT | NT_F_BTYPE | NT_F_UADDR;
 	unsigned int first = w & 0xff, tcode, a, u, n;
-	struct src_state *st = &r->src[0];
 
 	if (first == NT_TCODE_DIRECT_BRANCH << 2) {
 		/* MSEO=11 in byte 1 */
-		if (((w >> 8) & 3) != 3 || !r->short_direct)
+		if (((w >> 8) & 3) != 3 || !ss->direct)
 			return 0;
 		memset(&m->err, 0, offsetof(struct nt_msg, icnt) -
 				   offsetof(struct nt_msg, err));
-		m->offset = r->chunk_base + r->pos;
+		m->offset = ss->offset;
 		m->err_at = 0;
 		m->size = 2;
 		m->fields = NT_F_ICNT;
@@ -921,7 +928,7 @@ uint32_t short_shape(struct nt_reader *r, uint64_t w, struct nt_msg *m)
 		m->target = 0;
 		m->hist = 0;
 		m->tstamp = 0;
-		m->time = st->time;
+		m->time = ss->time;
 		return 2;
 	}
 	if (first == NT_TCODE_INDIRECT_BRANCH << 2)
@@ -930,7 +937,7 @@ uint32_t short_shape(struct nt_reader *r, uint64_t w, struct nt_msg *m)
 		tcode = NT_TCODE_INDIRECT_BRANCH_HIST;
 	else
 		return 0;
-	if (!r->short_indirect)
+	if (!ss->indirect)
 		return 0;
 	/* I-CNT ends (MSEO=01) in byte 1, or in byte 2 after a 00 */
 	mseo = w & BYTES_EACH(3);
@@ -967,11 +974,11 @@ uint32_t short_shape(struct nt_reader *r, uint64_t w, struct nt_msg *m)
 	/* the MDO bits of up to three bytes, then as many as there are */
 	uaddr = ((y >> 2) & 0x3f) | ((y >> 4) & 0xfc0) | ((y >> 6) & 0x3f000);
 	uaddr &= (1ull << (6 * u)) - 1;
-	target = ((uaddr << 1) ^ st->addr) & r->addr_mask;
-	st->addr = target;
+	target = ((uaddr << 1) ^ ss->addr) & ss->addr_mask;
+	ss->addr = target;
 	memset(&m->err, 0, offsetof(struct nt_msg, icnt) -
 			   offsetof(struct nt_msg, err));
-	m->offset = r->chunk_base + r->pos;
+	m->offset = ss->offset;
 	m->err_at = 0;
 	m->size = n;
 	m->fields = fields;
@@ -982,8 +989,18 @@ uint32_t short_shape(struct nt_reader *r, uint64_t w, struct nt_msg *m)
 	m->target = target;
 	m->hist = hist;
 	m->tstamp = 0;
-	m->time = st->time;
+	m->time = ss->time;
 	return n;
+}
+
+static void short_state_of(const struct nt_reader *r, struct short_state *ss)
+{
+	ss->offset = r->chunk_base + r->pos;
+	ss->addr = r->src[0].addr;
+	ss->time = r->src[0].time;
+	ss->addr_mask = r->addr_mask;
+	ss->direct = r->short_direct;
+	ss->indirect = r->short_indirect;
 }
 
 /*
@@ -1003,12 +1020,16 @@ static inline uint32_t lean_branch(struct nt_reader *r, const uint8_t *q,
 	uint64_t target = 0, tstamp = 0;
 	unsigned int tcode, nvar, j, fb, end0, end1 = 0, end2, src = 0, n;
 	uint32_t fields = NT_F_ICNT;
+	struct short_state ss;
 	struct src_state *st;
 
 	w = load_bytes(q);
-	n = short_shape(r, w, m);
-	if (n)
+	short_state_of(r, &ss);
+	n = short_shape(&ss, w, m);
+	if (n) {
+		r->src[0].addr = ss.addr;
 		return n;
+	}
 	/* MSEO=00 in the first byte: it starts a message, is not idle */
 	if (w & 3)
 		return 0;
@@ -1261,11 +1282,17 @@ reader_next_general(struct nt_reader *r, struct nt_msg *m)
 	return 0;
 }
 
+/* Nothing pending, and a word to read: where the lean path may start. */
+static bool lean_ready(const struct nt_reader *r)
+{
+	return r->len - r->pos >= 8 && r->after_end && !r->in_msg &&
+	       !r->skipping && !r->perr;
+}
+
 int nt_reader_next(struct nt_reader *r, struct nt_msg *m)
 {
 	/* the common case first: a short branch message, nothing pending */
-	if (r->len - r->pos >= 8 && r->after_end && !r->in_msg &&
-	    !r->skipping && !r->perr) {
+	if (lean_ready(r)) {
 		uint32_t n = lean_branch(r, r->chunk + r->pos, m);
 
 		if (n) {
@@ -1274,6 +1301,53 @@ int nt_reader_next(struct nt_reader *r, struct nt_msg *m)
 		}
 	}
 	return reader_next_general(r, m);
+}
+
+/*
+ * A stretch of short_shape() messages into m[0..max), its state in
+ * locals: stores to the messages, which may alias the reader's fields,
+ * then do not reload them. The caller made sure lean_ready().
+ */
+static size_t short_run(struct nt_reader *r, struct nt_msg *m, size_t max)
+{
+	const uint8_t *c = r->chunk;
+	size_t pos = r->pos, last = r->len - 8, k = 0;
+	uint64_t base = r->chunk_base;
+	struct short_state ss;
+
+	short_state_of(r, &ss);
+	while (k < max && pos <= last) {
+		uint32_t n;
+
+		ss.offset = base + pos;
+		n = short_shape(&ss, load_bytes(c + pos), &m[k]);
+		if (!n)
+			break;
+		pos += n;
+		k++;
+	}
+	r->pos = pos;
+	r->src[0].addr = ss.addr;
+	return k;
+}
+
+size_t nt_reader_next_batch(struct nt_reader *r, struct nt_msg *m,
+			    size_t max)
+{
+	size_t k = 0;
+
+	while (k < max) {
+		if (lean_ready(r)) {
+			k += short_run(r, m + k, max - k);
+			if (k == max)
+				break;
+		}
+		/* anything else, one message the way nt_reader_next() goes */
+		if (!nt_reader_next(r, &m[k]))
+			break;
+		k++;
+	}
+	return k;
 }
 
 /* ---- writer --------------------------------------------------------- */

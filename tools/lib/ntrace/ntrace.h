@@ -252,6 +252,14 @@ void nt_reader_feed(struct nt_reader *r, const uint8_t *data, size_t len);
 void nt_reader_finish(struct nt_reader *r);
 /* 1: *m holds a message or error record; 0: needs more data / done. */
 int nt_reader_next(struct nt_reader *r, struct nt_msg *m);
+/*
+ * Up to max records into m[0..max), the ones that many nt_reader_next()
+ * calls would give, in a fraction of the time for the common short
+ * branch messages. Returns how many; fewer than max when
+ * nt_reader_next() would have returned 0.
+ */
+size_t nt_reader_next_batch(struct nt_reader *r, struct nt_msg *m,
+			    size_t max);
 /* Forget address/timestamp history (e.g. after a gap in the input). */
 void nt_reader_reset_state(struct nt_reader *r);
 

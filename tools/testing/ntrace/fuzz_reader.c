@@ -3,8 +3,9 @@
  * libFuzzer target for the N-Trace reader and writer.
  *
  * Input: byte 0 selects the stream configuration, the rest is trace
- * bytes. The bytes are parsed as one buffer and again in chunks whose
- * sizes come from the input; both must give the same records, and those
+ * bytes. The bytes are parsed as one buffer, in batches
+ * (nt_reader_next_batch()), and again in chunks whose sizes come from
+ * the input, a record at a time; both must give the same records, and those
  * records must describe the input consistently. Every valid message is
  * then written back with nt_write_msg() and parsed alone: the transmitted
  * fields must survive the round trip.
@@ -62,17 +63,23 @@ static void config_from(uint8_t b, struct nt_stream_cfg *cfg)
 /*
  * Each record starts from a different byte pattern in the whole and the
  * chunked parse: a flagged field the reader forgot to set then shows up
- * as a difference instead of matching by luck.
+ * as a difference instead of matching by luck. With batch, records come
+ * batch at a time from nt_reader_next_batch().
  */
-static void drain(struct nt_reader *r, struct msgs *v, uint8_t poison)
+static void drain(struct nt_reader *r, struct msgs *v, uint8_t poison,
+		  size_t batch)
 {
-	struct nt_msg m;
+	struct nt_msg m[17];
+	size_t want = batch ? batch : 1, k, i;
 
 	for (;;) {
-		memset(&m, poison, sizeof(m));
-		if (!nt_reader_next(r, &m))
+		memset(m, poison, sizeof(m));
+		k = batch ? nt_reader_next_batch(r, m, batch) :
+			    (size_t)nt_reader_next(r, m);
+		for (i = 0; i < k; i++)
+			push(v, &m[i]);
+		if (k < want)
 			break;
-		push(v, &m);
 	}
 }
 
@@ -83,10 +90,11 @@ static void parse_whole(const struct nt_stream_cfg *cfg, const uint8_t *p,
 
 	if (!r)
 		abort();
+	/* the whole input in batches, of a size the input chooses */
 	nt_reader_feed(r, p, n);
-	drain(r, v, 0xa5);
+	drain(r, v, 0xa5, 1 + n % 17);
 	nt_reader_finish(r);
-	drain(r, v, 0xa5);
+	drain(r, v, 0xa5, 1 + n % 17);
 	nt_reader_free(r);
 }
 
@@ -117,12 +125,12 @@ static void parse_chunked(const struct nt_stream_cfg *cfg, const uint8_t *p,
 			abort();
 		memcpy(copy, p + off, len);
 		nt_reader_feed(r, copy, len);
-		drain(r, v, 0x5a);
+		drain(r, v, 0x5a, 0);
 		free(copy);
 		off += len;
 	}
 	nt_reader_finish(r);
-	drain(r, v, 0x5a);
+	drain(r, v, 0x5a, 0);
 	nt_reader_free(r);
 }
 
@@ -252,7 +260,7 @@ static void check_round_trip(const struct nt_stream_cfg *cfg,
 		if ((uint32_t)len > m->size)
 			fail("written message longer than the parsed one", i);
 		nt_reader_feed(r, out, (size_t)len);
-		drain(r, &again, 0x3c);
+		drain(r, &again, 0x3c, 0);
 		if (again.n != 1 || again.m[0].size != (uint32_t)len)
 			fail("written message does not parse as one message",
 			     i);

@@ -56,6 +56,43 @@ static size_t parse(const struct nt_stream_cfg *cfg, const uint8_t *data,
 	return n;
 }
 
+/*
+ * As parse(), but batch records at a time with nt_reader_next_batch();
+ * a record the batch left untouched keeps the poison it started with.
+ */
+static size_t parse_batch(const struct nt_stream_cfg *cfg,
+			  const uint8_t *data, size_t len, size_t chunk,
+			  size_t batch, struct nt_msg *out, size_t max)
+{
+	struct nt_reader *r = nt_reader_new(cfg);
+	size_t n = 0, pos = 0, k;
+
+	if (!r)
+		return 0;
+	memset(out, 0, max * sizeof(*out));
+	do {
+		size_t c = chunk && chunk < len - pos ? chunk : len - pos;
+
+		nt_reader_feed(r, data + pos, c);
+		pos += c;
+		if (pos == len)
+			nt_reader_finish(r);
+		do {
+			size_t want = batch < max - n ? batch : max - n;
+
+			k = nt_reader_next_batch(r, &out[n], want);
+			if (k > want) {
+				/* written past what it was given */
+				nt_reader_free(r);
+				return 0;
+			}
+			n += k;
+		} while (k && n < max);
+	} while (pos < len);
+	nt_reader_free(r);
+	return n;
+}
+
 static void golden_message_example(void)
 {
 	/* N-Trace 1.0 section 3.5, "MDO and MSEO Encoding Example" */
@@ -606,6 +643,7 @@ static void random_garbage(void)
 static void short_shapes(void)
 {
 	static struct nt_msg whole[MAX_MSGS * 2], bytes[MAX_MSGS * 2];
+	static struct nt_msg batched[MAX_MSGS * 2];
 	static uint8_t buf[MAX_MSGS * 40];
 	const unsigned int nt = sizeof(std_tcodes) / sizeof(std_tcodes[0]);
 	unsigned int src_bits, ts, ext, damaged;
@@ -618,7 +656,8 @@ static void short_shapes(void)
 			.src_bits = (uint8_t)src_bits, .timestamps = ts,
 			.extend_addr_msb = ext, .xlen = ext ? 32 : 64,
 		};
-		size_t len = 0, n, nb, i, differ = 0, shaped = 0, errs = 0;
+		size_t len = 0, n, nb, nbatch, i, differ = 0, bdiffer = 0;
+		size_t shaped = 0, errs = 0;
 
 		for (i = 0; i < 3000; i++) {
 			static const unsigned int branches[] = {
@@ -657,12 +696,19 @@ static void short_shapes(void)
 		}
 		n = parse(&cfg, buf, len, 0, whole, MAX_MSGS * 2);
 		nb = parse(&cfg, buf, len, 1, bytes, MAX_MSGS * 2);
+		/* in batches of 1 to 64, fed whole or 1 to 40 bytes at a time */
+		nbatch = parse_batch(&cfg, buf, len, rnd() & 1 ? 0 : 1 + rnd() % 40,
+				     1 + rnd() % 64, batched, MAX_MSGS * 2);
 		for (i = 0; i < n && i < nb; i++) {
 			const struct nt_msg *m = &whole[i];
 
 			if (memcmp(m, &bytes[i], NT_MSG_CLEARED_BYTES) ||
 			    !same_fields(m, &bytes[i]))
 				differ++;
+			if (i < nbatch &&
+			    (memcmp(m, &batched[i], NT_MSG_CLEARED_BYTES) ||
+			     !same_fields(m, &batched[i])))
+				bdiffer++;
 			shaped += !m->err && !(m->fields & NT_F_TSTAMP) &&
 				  ((m->tcode == NT_TCODE_DIRECT_BRANCH &&
 				    m->size == 2) ||
@@ -680,6 +726,10 @@ static void short_shapes(void)
 		       "byte by byte (%zu and %zu, %zu differ)", src_bits, ts,
 		       ext, damaged ? ", damaged" : "", n, shaped, errs, n, nb,
 		       differ);
+		tap_ok(nbatch == n && !bdiffer,
+		       "src %u, timestamps %u, addr ext %u%s: the same %zu "
+		       "records in batches (%zu, %zu differ)", src_bits, ts,
+		       ext, damaged ? ", damaged" : "", n, nbatch, bdiffer);
 	}
 }
 

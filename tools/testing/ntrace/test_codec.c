@@ -31,12 +31,17 @@ static uint64_t rnd_bits(unsigned int bits)
 
 #define MAX_MSGS 4096
 
-/* Parse data in chunks of chunk bytes (0: all at once). */
-static size_t parse(const struct nt_stream_cfg *cfg, const uint8_t *data,
-		    size_t len, size_t chunk, struct nt_msg *out, size_t max)
+/*
+ * Parse data in chunks of chunk bytes (0: all at once), batch records a
+ * call of nt_reader_next_batch() (0: nt_reader_next()). A batch that
+ * writes past what it was given makes the result 0.
+ */
+static size_t parse_batch(const struct nt_stream_cfg *cfg,
+			  const uint8_t *data, size_t len, size_t chunk,
+			  size_t batch, struct nt_msg *out, size_t max)
 {
 	struct nt_reader *r = nt_reader_new(cfg);
-	size_t n = 0, pos = 0;
+	size_t n = 0, pos = 0, k;
 
 	if (!r)
 		return 0;
@@ -49,48 +54,28 @@ static size_t parse(const struct nt_stream_cfg *cfg, const uint8_t *data,
 		pos += c;
 		if (pos == len)
 			nt_reader_finish(r);
-		while (n < max && nt_reader_next(r, &out[n]))
-			n++;
+		while (n < max) {
+			size_t want = batch && batch < max - n ? batch : max - n;
+
+			k = batch ? nt_reader_next_batch(r, &out[n], want) :
+				    (size_t)nt_reader_next(r, &out[n]);
+			if (k > want) {
+				nt_reader_free(r);
+				return 0;
+			}
+			n += k;
+			if (!k)
+				break;
+		}
 	} while (pos < len);
 	nt_reader_free(r);
 	return n;
 }
 
-/*
- * As parse(), but batch records at a time with nt_reader_next_batch();
- * a record the batch left untouched keeps the poison it started with.
- */
-static size_t parse_batch(const struct nt_stream_cfg *cfg,
-			  const uint8_t *data, size_t len, size_t chunk,
-			  size_t batch, struct nt_msg *out, size_t max)
+static size_t parse(const struct nt_stream_cfg *cfg, const uint8_t *data,
+		    size_t len, size_t chunk, struct nt_msg *out, size_t max)
 {
-	struct nt_reader *r = nt_reader_new(cfg);
-	size_t n = 0, pos = 0, k;
-
-	if (!r)
-		return 0;
-	memset(out, 0, max * sizeof(*out));
-	do {
-		size_t c = chunk && chunk < len - pos ? chunk : len - pos;
-
-		nt_reader_feed(r, data + pos, c);
-		pos += c;
-		if (pos == len)
-			nt_reader_finish(r);
-		do {
-			size_t want = batch < max - n ? batch : max - n;
-
-			k = nt_reader_next_batch(r, &out[n], want);
-			if (k > want) {
-				/* written past what it was given */
-				nt_reader_free(r);
-				return 0;
-			}
-			n += k;
-		} while (k && n < max);
-	} while (pos < len);
-	nt_reader_free(r);
-	return n;
+	return parse_batch(cfg, data, len, chunk, 0, out, max);
 }
 
 static void golden_message_example(void)

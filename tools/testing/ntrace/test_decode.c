@@ -25,9 +25,17 @@ struct sync_point {
 	size_t index;		/* PCs decoded before it */
 };
 
+/*
+ * A damaged trace may legally decode to billions of instructions (an
+ * I-CNT near 2^32 is within max_icnt): keep the first this many PCs and
+ * count the rest. A clean decode of the test programs is under 300,000.
+ */
+#define MAX_KEPT_PCS	((size_t)1 << 24)
+
 struct collect {
 	uint64_t *pcs;
 	size_t n, cap;
+	uint64_t not_kept;	/* PCs past MAX_KEPT_PCS */
 	struct sync_point *syncs;
 	size_t nsyncs, capsyncs;
 	size_t gaps;
@@ -61,6 +69,10 @@ static void push_pc(struct collect *c, uint64_t pc)
 	if (c->truth) {
 		c->differs |= c->n >= c->ntruth || c->truth[c->n] != pc;
 		c->n++;
+		return;
+	}
+	if (c->n == MAX_KEPT_PCS) {
+		c->not_kept++;
 		return;
 	}
 	c->pcs = grow(c->pcs, c->n, &c->cap, 1 << 16, sizeof(*c->pcs));
@@ -527,6 +539,7 @@ static void damage_tests(struct prog *p)
 
 	for (kind = 0; kind < 4; kind++) {
 		unsigned int trial, wrong = 0, unreported = 0, trials = 60;
+		unsigned int too_long = 0;
 		uint64_t recovered = 0, total = 0;
 
 		for (trial = 0; trial < trials; trial++) {
@@ -539,6 +552,12 @@ static void damage_tests(struct prog *p)
 			decode(&cfg, p->img, bad, blen, 1 + rnd() % 4096, &c);
 			total += clean.n;
 
+			if (c.not_kept) {
+				/* too long to keep: nothing to compare */
+				too_long++;
+				collect_free(&c);
+				continue;
+			}
 			if (kind == 3) {
 				/* everything before the cut is exact */
 				for (i = 0; i < c.n && i < clean.n; i++)
@@ -580,11 +599,13 @@ static void damage_tests(struct prog *p)
 				unreported += !c.gaps;
 			collect_free(&c);
 		}
-		tap_ok(!wrong,
+		tap_ok(!wrong && too_long < trials / 10,
 		       "%s %s: %u trials, every PC after the next sync exact, "
-		       "%.1f%% of instructions recovered, %u undetected",
+		       "%.1f%% of instructions recovered, %u undetected, "
+		       "%u too long to compare",
 		       p->name, kinds[kind], trials,
-		       100.0 * (double)recovered / (double)total, unreported);
+		       100.0 * (double)recovered / (double)total, unreported,
+		       too_long);
 	}
 	collect_free(&clean);
 	free(bad);

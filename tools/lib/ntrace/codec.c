@@ -881,6 +881,15 @@ static unsigned int field_end_bits(uint64_t e)
 	return 6 * ((unsigned int)__builtin_ctzll(e) / 8 + 1);
 }
 
+/* What short_shape() needs of the reader. */
+struct short_state {
+	uint64_t offset;	/* of the message's first byte */
+	uint64_t *addr;		/* SRC 0's last address, updated */
+	uint64_t time;		/* SRC 0's time */
+	uint64_t addr_mask;
+	bool direct, indirect;	/* the reader's short_direct, short_indirect */
+};
+
 /*
  * The commonest branch messages of streams without SRC, told from the
  * first byte and the MSEO bits of the next few, with the fields then
@@ -897,14 +906,6 @@ static unsigned int field_end_bits(uint64_t e)
  * interp's 99% and 98%. The record is the lean path's. Returns the
  * length, or 0 for the lean path.
  */
-struct short_state {
-	uint64_t offset;	/* of the message's first byte */
-	uint64_t addr;		/* SRC 0's last address, updated */
-	uint64_t time;		/* SRC 0's time */
-	uint64_t addr_mask;
-	bool direct, indirect;	/* the reader's short_direct, short_indirect */
-};
-
 static inline __attribute__((always_inline))
 uint32_t short_shape(struct short_state *ss, uint64_t w, struct nt_msg *m)
 {
@@ -974,8 +975,8 @@ uint32_t short_shape(struct short_state *ss, uint64_t w, struct nt_msg *m)
 	/* the MDO bits of up to three bytes, then as many as there are */
 	uaddr = ((y >> 2) & 0x3f) | ((y >> 4) & 0xfc0) | ((y >> 6) & 0x3f000);
 	uaddr &= (1ull << (6 * u)) - 1;
-	target = ((uaddr << 1) ^ ss->addr) & ss->addr_mask;
-	ss->addr = target;
+	target = ((uaddr << 1) ^ *ss->addr) & ss->addr_mask;
+	*ss->addr = target;
 	memset(&m->err, 0, offsetof(struct nt_msg, icnt) -
 			   offsetof(struct nt_msg, err));
 	m->offset = ss->offset;
@@ -993,10 +994,12 @@ uint32_t short_shape(struct short_state *ss, uint64_t w, struct nt_msg *m)
 	return n;
 }
 
-static void short_state_of(const struct nt_reader *r, struct short_state *ss)
+/* ss for r, the address kept at addr: r's own, or a copy of it */
+static void short_state_of(const struct nt_reader *r, uint64_t *addr,
+			   struct short_state *ss)
 {
 	ss->offset = r->chunk_base + r->pos;
-	ss->addr = r->src[0].addr;
+	ss->addr = addr;
 	ss->time = r->src[0].time;
 	ss->addr_mask = r->addr_mask;
 	ss->direct = r->short_direct;
@@ -1024,12 +1027,10 @@ static inline uint32_t lean_branch(struct nt_reader *r, const uint8_t *q,
 	struct src_state *st;
 
 	w = load_bytes(q);
-	short_state_of(r, &ss);
+	short_state_of(r, &r->src[0].addr, &ss);
 	n = short_shape(&ss, w, m);
-	if (n) {
-		r->src[0].addr = ss.addr;
+	if (n)
 		return n;
-	}
 	/* MSEO=00 in the first byte: it starts a message, is not idle */
 	if (w & 3)
 		return 0;
@@ -1312,10 +1313,10 @@ static size_t short_run(struct nt_reader *r, struct nt_msg *m, size_t max)
 {
 	const uint8_t *c = r->chunk;
 	size_t pos = r->pos, last = r->len - 8, k = 0;
-	uint64_t base = r->chunk_base;
+	uint64_t base = r->chunk_base, addr = r->src[0].addr;
 	struct short_state ss;
 
-	short_state_of(r, &ss);
+	short_state_of(r, &addr, &ss);
 	while (k < max && pos <= last) {
 		uint32_t n;
 
@@ -1327,7 +1328,7 @@ static size_t short_run(struct nt_reader *r, struct nt_msg *m, size_t max)
 		k++;
 	}
 	r->pos = pos;
-	r->src[0].addr = ss.addr;
+	r->src[0].addr = addr;
 	return k;
 }
 

@@ -174,8 +174,8 @@ static struct result run_child(const struct nt_stream_cfg *stream,
 				sum += byte_sum(chunk, (size_t)n);
 			} else if (r && kind == RUN_READER_BATCH) {
 				nt_reader_feed(r, chunk, (size_t)n);
-				while (nt_reader_next_batch(r, batch, MSG_BATCH) ==
-				       MSG_BATCH)
+				while (nt_reader_next_batch(r, batch,
+							    MSG_BATCH) == MSG_BATCH)
 					;
 			} else if (r) {
 				nt_reader_feed(r, chunk, (size_t)n);

@@ -887,7 +887,8 @@ struct short_state {
 	uint64_t *addr;		/* SRC 0's last address, updated */
 	uint64_t time;		/* SRC 0's time */
 	uint64_t addr_mask;
-	bool direct, indirect;	/* the reader's short_direct, short_indirect */
+	bool direct;		/* the reader's short_direct */
+	bool indirect;		/* the reader's short_indirect */
 };
 
 /*

@@ -55,7 +55,10 @@ static size_t parse_batch(const struct nt_stream_cfg *cfg,
 		if (pos == len)
 			nt_reader_finish(r);
 		while (n < max) {
-			size_t want = batch && batch < max - n ? batch : max - n;
+			size_t want = max - n;
+
+			if (batch && batch < want)
+				want = batch;
 
 			k = batch ? nt_reader_next_batch(r, &out[n], want) :
 				    (size_t)nt_reader_next(r, &out[n]);
@@ -641,7 +644,7 @@ static void short_shapes(void)
 			.src_bits = (uint8_t)src_bits, .timestamps = ts,
 			.extend_addr_msb = ext, .xlen = ext ? 32 : 64,
 		};
-		size_t len = 0, n, nb, nbatch, i, differ = 0, bdiffer = 0;
+		size_t len = 0, n, nb, nbatch, chunk, i, differ = 0, bdiffer = 0;
 		size_t shaped = 0, errs = 0;
 
 		for (i = 0; i < 3000; i++) {
@@ -681,9 +684,10 @@ static void short_shapes(void)
 		}
 		n = parse(&cfg, buf, len, 0, whole, MAX_MSGS * 2);
 		nb = parse(&cfg, buf, len, 1, bytes, MAX_MSGS * 2);
-		/* in batches of 1 to 64, fed whole or 1 to 40 bytes at a time */
-		nbatch = parse_batch(&cfg, buf, len, rnd() & 1 ? 0 : 1 + rnd() % 40,
-				     1 + rnd() % 64, batched, MAX_MSGS * 2);
+		/* in batches of 1 to 64, fed whole or 1 to 40 bytes a time */
+		chunk = rnd() & 1 ? 0 : 1 + rnd() % 40;
+		nbatch = parse_batch(&cfg, buf, len, chunk, 1 + rnd() % 64,
+				     batched, MAX_MSGS * 2);
 		for (i = 0; i < n && i < nb; i++) {
 			const struct nt_msg *m = &whole[i];
 

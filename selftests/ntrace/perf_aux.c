@@ -24,6 +24,12 @@
  *                                     stream bytes [AT, AT + LEN) are
  *                                     inverted: damage where perf's
  *                                     decoder must report it
+ *        perf_aux -2 PERF.DATA OUT    write a copy of PERF.DATA whose
+ *                                     first PERF_RECORD_AUX is there
+ *                                     twice, as a perf without patch
+ *                                     0013 may write it; for perf_aux
+ *                                     only (the feature sections after
+ *                                     the data are not moved)
  */
 #include <errno.h>
 #include <inttypes.h>
@@ -63,7 +69,7 @@ struct aux_rec {		/* PERF_RECORD_AUX */
 static FILE *in;
 static const char *in_name;
 
-static void die(const char *what)
+static void __attribute__((noreturn)) die(const char *what)
 {
 	fprintf(stderr, "perf_aux: %s: %s\n", in_name, what);
 	exit(2);
@@ -104,6 +110,22 @@ struct buffer_end {		/* how far the AUX records of a buffer got */
 	int cpu;
 	uint64_t end;
 };
+
+/* Append len bytes of the input from pos to out. */
+static void copy_out(FILE *out, long long pos, uint64_t len)
+{
+	unsigned char buf[65536];
+
+	while (len) {
+		size_t n = len < sizeof(buf) ? (size_t)len : sizeof(buf);
+
+		read_at(pos, buf, n);
+		if (fwrite(buf, 1, n, out) != n)
+			die("write failed");
+		pos += (long long)n;
+		len -= n;
+	}
+}
 
 static void *grow(void *p, size_t *cap, size_t n, size_t elem)
 {
@@ -163,7 +185,9 @@ int main(int argc, char **argv)
 	size_t nends = 0, capends = 0, e;
 	int verbose = 0, info_only = 0, have_ntrace = 0, one_buffer;
 	uint64_t dmg_at = 0, dmg_len = 0, ndmg = 0, *dmg_pos = NULL;
-	long long pos, end;
+	int twice = 0;
+	long long pos, end, first_aux = -1, file_len;
+	uint16_t first_aux_size = 0;
 	FILE *out = NULL;
 	unsigned int k;
 
@@ -172,6 +196,8 @@ int main(int argc, char **argv)
 			verbose = 1;
 		else if (!strcmp(argv[1], "-i"))
 			info_only = 1;
+		else if (!strcmp(argv[1], "-2"))
+			twice = 1;
 		else if (!strcmp(argv[1], "-d") && argc > 2 &&
 			 sscanf(argv[2], "%" SCNu64 ",%" SCNu64, &dmg_at,
 				&dmg_len) == 2 && dmg_len && dmg_len <= 4096) {
@@ -183,7 +209,7 @@ int main(int argc, char **argv)
 	}
 	if (argc != (info_only ? 2 : 3)) {
 		fprintf(stderr, "usage: perf_aux [-v] PERF.DATA OUT | perf_aux -i PERF.DATA |\n"
-			"       perf_aux -d AT,LEN PERF.DATA OUT\n");
+			"       perf_aux -d AT,LEN PERF.DATA OUT | perf_aux -2 PERF.DATA OUT\n");
 		return 2;
 	}
 	if (dmg_len) {
@@ -256,6 +282,10 @@ int main(int argc, char **argv)
 
 			if (size < at)
 				die("bad AUX record");
+			if (first_aux < 0) {
+				first_aux = pos;
+				first_aux_size = size;
+			}
 			a = grow(a, &capa, na, sizeof(*a));
 			a[na].offset = get64(rec + 8);
 			a[na].size = get64(rec + 16);
@@ -311,6 +341,34 @@ int main(int argc, char **argv)
 		}
 	}
 
+	if (twice) {
+		unsigned char patched[8];
+
+		if (first_aux < 0)
+			die("no PERF_RECORD_AUX record");
+		if (fseeko(in, 0, SEEK_END) || (file_len = ftello(in)) < 0)
+			die("cannot size the file");
+		out = fopen(argv[2], "wb");
+		if (!out)
+			die(strerror(errno));
+		copy_out(out, 0, (uint64_t)(first_aux + first_aux_size));
+		copy_out(out, first_aux, first_aux_size);
+		copy_out(out, first_aux + first_aux_size,
+			 (uint64_t)(file_len - first_aux - first_aux_size));
+		/* the data section's size, in the file header */
+		data_len += first_aux_size;
+		memcpy(patched, &data_len, sizeof(patched));
+		if (fseeko(out, 48, SEEK_SET) ||
+		    fwrite(patched, 1, sizeof(patched), out) != sizeof(patched) ||
+		    fclose(out))
+			die("write failed");
+		free(t);
+		free(a);
+		free(rec);
+		free(attrs);
+		free(info);
+		return 0;
+	}
 	if (info_only) {
 		if (!info)
 			die("no AUXTRACE_INFO record");
@@ -363,11 +421,11 @@ int main(int argc, char **argv)
 		}
 		if (!(a[i].flags & AUX_FLAG_OVERWRITE)) {
 			if (p < ends[e].end) {
-				fprintf(stderr, "perf_aux: %s: the AUX record of bytes %#" PRIx64
-					"..%#" PRIx64 " of buffer %d (time %" PRIu64
-					") goes back before %#" PRIx64
-					": a record written twice\n", in_name, p, stop, cpu,
-					a[i].time, ends[e].end);
+				fprintf(stderr,
+					"perf_aux: %s: the AUX record of bytes %#" PRIx64 "..%#" PRIx64
+					" of buffer %d (time %" PRIu64 ") goes back before %#" PRIx64
+					": a record written twice\n",
+					in_name, p, stop, cpu, a[i].time, ends[e].end);
 				exit(2);
 			}
 			ends[e].end = stop;

@@ -127,6 +127,34 @@ static void copy_out(FILE *out, long long pos, uint64_t len)
 	}
 }
 
+/*
+ * A copy of the input at path whose record of size bytes at pos is
+ * there twice; data_len is the input's data section size.
+ */
+static void write_twice(const char *path, long long pos, uint16_t size,
+			uint64_t data_len)
+{
+	unsigned char patched[8];
+	long long file_len;
+	FILE *out;
+
+	if (fseeko(in, 0, SEEK_END) || (file_len = ftello(in)) < 0)
+		die("cannot size the file");
+	out = fopen(path, "wb");
+	if (!out)
+		die(strerror(errno));
+	copy_out(out, 0, (uint64_t)(pos + size));
+	copy_out(out, pos, size);
+	copy_out(out, pos + size, (uint64_t)(file_len - pos - size));
+	/* the data section's size, in the file header */
+	data_len += size;
+	memcpy(patched, &data_len, sizeof(patched));
+	if (fseeko(out, 48, SEEK_SET) ||
+	    fwrite(patched, 1, sizeof(patched), out) != sizeof(patched) ||
+	    fclose(out))
+		die("write failed");
+}
+
 static void *grow(void *p, size_t *cap, size_t n, size_t elem)
 {
 	if (n < *cap)
@@ -186,7 +214,7 @@ int main(int argc, char **argv)
 	int verbose = 0, info_only = 0, have_ntrace = 0, one_buffer;
 	uint64_t dmg_at = 0, dmg_len = 0, ndmg = 0, *dmg_pos = NULL;
 	int twice = 0;
-	long long pos, end, first_aux = -1, file_len;
+	long long pos, end, first_aux = -1;
 	uint16_t first_aux_size = 0;
 	FILE *out = NULL;
 	unsigned int k;
@@ -342,38 +370,16 @@ int main(int argc, char **argv)
 	}
 
 	if (twice) {
-		unsigned char patched[8];
-
 		if (first_aux < 0)
 			die("no PERF_RECORD_AUX record");
-		if (fseeko(in, 0, SEEK_END) || (file_len = ftello(in)) < 0)
-			die("cannot size the file");
-		out = fopen(argv[2], "wb");
-		if (!out)
-			die(strerror(errno));
-		copy_out(out, 0, (uint64_t)(first_aux + first_aux_size));
-		copy_out(out, first_aux, first_aux_size);
-		copy_out(out, first_aux + first_aux_size,
-			 (uint64_t)(file_len - first_aux - first_aux_size));
-		/* the data section's size, in the file header */
-		data_len += first_aux_size;
-		memcpy(patched, &data_len, sizeof(patched));
-		if (fseeko(out, 48, SEEK_SET) ||
-		    fwrite(patched, 1, sizeof(patched), out) != sizeof(patched) ||
-		    fclose(out))
-			die("write failed");
-		free(t);
-		free(a);
-		free(rec);
-		free(attrs);
-		free(info);
-		return 0;
-	}
-	if (info_only) {
+		write_twice(argv[2], first_aux, first_aux_size, data_len);
+	} else if (info_only) {
 		if (!info)
 			die("no AUXTRACE_INFO record");
 		for (i = 0; i < info_words; i++)
 			printf("%zu %#" PRIx64 "\n", i, info[i]);
+	}
+	if (twice || info_only) {
 		free(t);
 		free(a);
 		free(rec);

@@ -21,7 +21,6 @@
 #define MSEO_END_MSG	3u
 #define IDLE_BYTE	0xffu
 
-
 /* Variable fields one message may carry before it is malformed. */
 #define MAX_VAR_FIELDS	(NT_MAX_RAW_FIELDS + 2)
 
@@ -1008,30 +1007,24 @@ static void short_state_of(const struct nt_reader *r, uint64_t *addr,
 }
 
 /*
- * The lean path: a DirectBranch, IndirectBranch or IndirectBranchHist
- * that starts at q and ends within its first eight bytes, well formed
- * (one field end per field and one for a TSTAMP if the stream has
- * them, none among the fixed bits, no reserved MSEO). Found, split
- * and given its meaning with word operations straight from the bytes:
- * the same message as the general path makes of it, at a fraction of
- * the work. Returns its length, or 0 to leave it to the general path
- * (which also reports whatever is wrong). q has at least 8 bytes.
+ * The lean path past short_shape(): a DirectBranch, IndirectBranch or
+ * IndirectBranchHist that starts word w (the next eight bytes) and ends
+ * within it, well formed (one field end per field and one for a TSTAMP
+ * if the stream has them, none among the fixed bits, no reserved MSEO).
+ * Found, split and given its meaning with word operations straight
+ * from the bytes: the same message as the general path makes of it, at
+ * a fraction of the work. Returns its length, or 0 to leave it to the
+ * general path (which also reports whatever is wrong).
  */
-static inline uint32_t lean_branch(struct nt_reader *r, const uint8_t *q,
-				   struct nt_msg *m)
+static inline __attribute__((always_inline))
+uint32_t lean_general(struct nt_reader *r, uint64_t w, struct nt_msg *m)
 {
-	uint64_t w, bit0, bit1, last, keep, x, ends, icnt, uaddr = 0, hist = 0;
+	uint64_t bit0, bit1, last, keep, x, ends, icnt, uaddr = 0, hist = 0;
 	uint64_t target = 0, tstamp = 0;
-	unsigned int tcode, nvar, j, fb, end0, end1 = 0, end2, src = 0, n;
+	unsigned int tcode, nvar, j, fb, end0, end1 = 0, end2, src = 0;
 	uint32_t fields = NT_F_ICNT;
-	struct short_state ss;
 	struct src_state *st;
 
-	w = load_bytes(q);
-	short_state_of(r, &r->src[0].addr, &ss);
-	n = short_shape(&ss, w, m);
-	if (n)
-		return n;
 	/* MSEO=00 in the first byte: it starts a message, is not idle */
 	if (w & 3)
 		return 0;
@@ -1128,6 +1121,19 @@ static inline uint32_t lean_branch(struct nt_reader *r, const uint8_t *q,
 	}
 	m->time = st->time;
 	return j + 1;
+}
+
+/* The lean path: short_shape(), then lean_general(). */
+static inline uint32_t lean_branch(struct nt_reader *r, const uint8_t *q,
+				   struct nt_msg *m)
+{
+	uint64_t w = load_bytes(q);
+	struct short_state ss;
+	uint32_t n;
+
+	short_state_of(r, &r->src[0].addr, &ss);
+	n = short_shape(&ss, w, m);
+	return n ? n : lean_general(r, w, m);
 }
 
 /* Everything lean_branch() does not take: the byte loop. */
@@ -1340,12 +1346,27 @@ size_t nt_reader_next_batch(struct nt_reader *r, struct nt_msg *m,
 
 	while (k < max) {
 		if (lean_ready(r)) {
+			uint32_t n;
+
 			k += short_run(r, m + k, max - k);
 			if (k == max)
 				break;
+			/*
+			 * short_run() stopped at a message short_shape() does
+			 * not take, or near the chunk's end: the rest of the
+			 * way nt_reader_next() goes, without short_shape()
+			 * again
+			 */
+			n = lean_ready(r) ?
+			    lean_general(r, load_bytes(r->chunk + r->pos),
+					 &m[k]) : 0;
+			if (n) {
+				r->pos += n;
+				k++;
+				continue;
+			}
 		}
-		/* anything else, one message the way nt_reader_next() goes */
-		if (!nt_reader_next(r, &m[k]))
+		if (!reader_next_general(r, &m[k]))
 			break;
 		k++;
 	}

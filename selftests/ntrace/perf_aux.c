@@ -127,6 +127,15 @@ static void copy_out(FILE *out, long long pos, uint64_t len)
 	}
 }
 
+static long long input_size(void)
+{
+	long long size;
+
+	if (fseeko(in, 0, SEEK_END) || (size = ftello(in)) < 0)
+		die("cannot size the file");
+	return size;
+}
+
 /*
  * A copy of the input at path whose record of size bytes at pos is
  * there twice; data_len is the input's data section size.
@@ -134,12 +143,10 @@ static void copy_out(FILE *out, long long pos, uint64_t len)
 static void write_twice(const char *path, long long pos, uint16_t size,
 			uint64_t data_len)
 {
+	long long file_len = input_size();
 	unsigned char patched[8];
-	long long file_len;
 	FILE *out;
 
-	if (fseeko(in, 0, SEEK_END) || (file_len = ftello(in)) < 0)
-		die("cannot size the file");
 	out = fopen(path, "wb");
 	if (!out)
 		die(strerror(errno));
@@ -427,12 +434,14 @@ int main(int argc, char **argv)
 		}
 		if (!(a[i].flags & AUX_FLAG_OVERWRITE)) {
 			if (p < ends[e].end) {
-				fprintf(stderr,
-					"perf_aux: %s: the AUX record of bytes %#" PRIx64 "..%#" PRIx64
-					" of buffer %d (time %" PRIu64 ") goes back before %#" PRIx64
-					": a record written twice\n",
-					in_name, p, stop, cpu, a[i].time, ends[e].end);
-				exit(2);
+				char why[160];
+
+				snprintf(why, sizeof(why),
+					 "the AUX record of bytes %#" PRIx64 "..%#" PRIx64
+					 " of buffer %d (time %" PRIu64 ") goes back before %#" PRIx64
+					 ": a record written twice",
+					 p, stop, cpu, a[i].time, ends[e].end);
+				die(why);
 			}
 			ends[e].end = stop;
 		}
@@ -468,15 +477,10 @@ int main(int argc, char **argv)
 		die("write failed");
 	if (dmg_len) {
 		FILE *copy = fopen(argv[2], "wb");
-		unsigned char buf[65536];
-		size_t got;
 
 		if (!copy || ndmg != dmg_len)
 			die(copy ? "the damage lies beyond the stream" : strerror(errno));
-		rewind(in);
-		while ((got = fread(buf, 1, sizeof(buf), in)) > 0)
-			if (fwrite(buf, 1, got, copy) != got)
-				die("write failed");
+		copy_out(copy, 0, (uint64_t)input_size());
 		for (k = 0; k < ndmg; k++) {
 			unsigned char b;
 

@@ -44,7 +44,9 @@ exec 9> "$OUT/.lock"
 flock 9
 
 [ -f "$WORK/kernels" ] || die "run tools/lab/setup.sh (make -C tools/lab setup) first"
-SERIES=$(newest_kernel)
+# patches/perf is a series against the newest kernel's tools/perf: that
+# one, whichever kernels NTRACE_LAB_KERNELS selects to build and boot
+SERIES=$(NTRACE_LAB_KERNELS='' newest_kernel)
 KPKG=$(kernel_pkg "$SERIES")
 PATCHDIR=$REPO_DIR/patches/perf
 [ -d "$PATCHDIR" ] || die "no perf patch series in $PATCHDIR"

@@ -170,6 +170,16 @@ struct hart {
 	bool watched;			/* its blocks call tb_exec */
 	bool trap_pending;		/* trap_pc, if its handler is traced */
 	uint64_t trap_pc;
+	/*
+	 * Another hart's store disabled this encoder while it traced: a
+	 * driver pausing it to drain the sink. What the hart runs at a
+	 * traced level until it is enabled again is lost to the trace,
+	 * and no part of the hardware reports it, so count it here.
+	 */
+	bool paused_by_other;
+	uint8_t paused_levels;		/* bit n: level n was traced */
+	uint64_t untraced;		/* blocks' instructions, this pause */
+	uint64_t untraced_total;
 };
 
 /* another hart's store enabled this one: its level shows in its next block */
@@ -485,7 +495,7 @@ static void update_watch(unsigned int h)
 		return;
 	}
 	for (unsigned int i = 0; i < nharts; i++)
-		on |= harts[i].watched;
+		on |= harts[i].watched || harts[i].paused_by_other;
 	any_watched = on;
 }
 
@@ -557,12 +567,35 @@ static void encoder_enable(unsigned int h)
 	t->tracing = false;
 }
 
+/*
+ * The encoder another hart's store disabled is enabled again or reset.
+ * Only another hart enabling it again closes a pause (a drain pauses and
+ * resumes the encoders it stopped); anything else makes the disabling a
+ * stop, whose aftermath is not trace the session lost. The ground truth
+ * of this hart notes how much of a pause went untraced.
+ */
+static void pause_ends(unsigned int h, bool resumed)
+{
+	struct hart *t = &harts[h];
+
+	if (resumed && t->untraced) {
+		if (t->truth)
+			fprintf(t->truth, "# untraced %" PRIu64 "\n",
+				t->untraced);
+		t->untraced_total += t->untraced;
+	}
+	t->untraced = 0;
+	t->paused_by_other = false;
+}
+
 /* Write to trTeControl: the WARL rules of TCI 1.0 section 4.2. */
 static void write_te_control(unsigned int h, uint32_t v)
 {
 	struct hart *t = &harts[h];
 	uint32_t old = t->ctl, mode;
 
+	if (t->paused_by_other && (!(v & TE_ACTIVE) || (v & TE_ENABLE)))
+		pause_ends(h, (v & TE_ACTIVE) && storing_hart != h);
 	if (!(v & TE_ACTIVE)) {
 		/* held in reset: only Active and Enable are defined */
 		if (t->enc && t->tracing)
@@ -605,6 +638,13 @@ static void write_te_control(unsigned int h, uint32_t v)
 	} else if ((old & TE_ENABLE) && !(v & TE_ENABLE)) {
 		/* disabling flushes what was traced */
 		update_tracing(h, 0);
+		t->paused_by_other = nharts > 1 && storing_hart != h &&
+				     (old & TE_TRACING);
+		/* the restart rewrites the filter: keep what it traced */
+		t->paused_levels = 0;
+		for (unsigned int l = 0; l < 4; l++)
+			if (filter_passes(t, l))
+				t->paused_levels |= 1u << l;
 	}
 }
 
@@ -1024,6 +1064,8 @@ static void tb_exec(unsigned int vcpu, void *ud)
 	time_calibrate();
 	publish_once();
 	t = &harts[vcpu];
+	if (t->paused_by_other && (t->paused_levels >> (b->priv & 3) & 1))
+		t->untraced += b->n;
 	if (!t->watched)
 		return;
 	prev = t->cur;
@@ -1245,6 +1287,10 @@ static void at_exit(void *ud)
 			fprintf(stderr, "ntrace-plugin: hart %u: %" PRIu64
 				" blocks cut short by a device access\n",
 				h, harts[h].io_restarts);
+		if (harts[h].untraced_total)
+			fprintf(stderr, "ntrace-plugin: hart %u: about %" PRIu64
+				" instructions ran untraced while another hart had its encoder paused\n",
+				h, harts[h].untraced_total);
 		if (harts[h].truth)
 			fclose(harts[h].truth);
 		nt_encoder_free(harts[h].enc);

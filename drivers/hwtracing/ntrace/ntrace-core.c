@@ -429,9 +429,14 @@ static void sink_set(struct ntrace_sink *sink, u32 lo, u32 hi, u64 v)
 
 static u64 sink_get(struct ntrace_sink *sink, u32 lo, u32 hi)
 {
-	u32 h = readl(sink->base + hi);
+	u32 h, l;
 
-	return ((u64)h << 32) | readl(sink->base + lo);
+	/* a running sink's WP may carry into the high half between reads */
+	do {
+		h = readl(sink->base + hi);
+		l = readl(sink->base + lo);
+	} while (readl(sink->base + hi) != h);
+	return ((u64)h << 32) | l;
 }
 
 /**
@@ -515,8 +520,11 @@ bool ntrace_sink_running(struct ntrace_sink *sink)
 
 /**
  * ntrace_sink_wp() - where the sink writes next
- * @sink: the sink
+ * @sink: the sink, running or not
  * @wrapped: set to the Wrap flag
+ *
+ * Everything below the write pointer of a running sink is in memory;
+ * the word it is filling may still be held inside.
  *
  * Return: the write pointer, a physical address.
  */

@@ -11,10 +11,12 @@
  * stopping (sched-out, disable, exit) and, while an event runs, from a
  * per-hart hrtimer whose period follows the rate the sink fills at.
  * Bytes from every hart of a session may land in any of the session's
- * AUX buffers; the SRC field (SRC = cpu number) tells them apart. The
- * sink is rewound to its start whenever no encoder is running, or when
- * it is half full; only the latter can cost other harts some trace,
- * which they report.
+ * AUX buffers; the SRC field (SRC = cpu number) tells them apart. A
+ * drain copies what the sink wrote up to its write pointer while it
+ * keeps running, so the other harts go on tracing. The sink is rewound
+ * to its start only when no encoder is running, when it filled, or when
+ * it is half full; only the last can cost another hart trace, and that
+ * hart reports it.
  */
 #include <linux/bitfield.h>
 #include <linux/cpumask.h>
@@ -67,7 +69,8 @@ static struct {
 	unsigned int running;	/* its encoders enabled */
 	bool path_on;
 	size_t size;		/* sink bytes in use */
-	u64 rewound_ns;		/* when the sink last started at its start */
+	size_t copied_to;	/* copy mode: sink bytes already drained */
+	u64 drained_ns;		/* when the sink was last drained */
 	bool loss_pending;	/* bytes dropped with no AUX record to say so */
 	u64 period_ns;		/* of the drain timers */
 	/*
@@ -200,10 +203,12 @@ static bool encoders_overflowed(void)
 }
 
 /*
- * Rewinding the sink means disabling it, and a running encoder would
- * lose what it sends meanwhile: pause them all (a stop, flushed, then a
- * restart with a sync), so the trace shows where each one paused instead
- * of an overflow.
+ * Moving the sink to another window means disabling it, and a running
+ * encoder would lose what it sends meanwhile: pause them (a stop,
+ * flushed, then a restart with a sync), so the trace shows where each
+ * one paused instead of an overflow. Only direct mode does this, where
+ * the session has one event, so the only encoder paused is the draining
+ * hart's own.
  */
 static void pause_encoders(void)
 {
@@ -292,39 +297,27 @@ static void direct_off(void)
 	struct ntrace_sink *sink = ntrace_dev.sink;
 
 	sess.direct = false;
+	sess.copied_to = 0;
 	ntrace_sink_flush(sink);
 	if (ntrace_sink_window(sink, sink->mem, sess.size))
 		sess.path_on = false;
 }
 
 /*
- * The first half of every drain: note losses the encoders reported, pause
- * them (which flushes their trace into the sink), and stop the sink with
- * everything written. Returns whether trace was lost since the last
- * drain; *wp is where the sink stopped, *filled whether it filled (then
- * it stopped itself: StopOnWrap).
+ * Stop the sink with everything written: *wp is where it stopped,
+ * *filled whether it filled (then it stopped itself: StopOnWrap).
  */
-static bool drain_stop_sink(u64 *wp, bool *filled)
+static void drain_stop_sink(u64 *wp, bool *filled)
 {
 	struct ntrace_sink *sink = ntrace_dev.sink;
-	bool lost = encoders_overflowed() || sess.loss_pending, wrapped;
+	bool wrapped;
 
-	pause_encoders();
 	*filled = !ntrace_sink_running(sink);
 	if (!*filled)
 		ntrace_sink_flush(sink);
 	*wp = ntrace_sink_wp(sink, &wrapped);
 	*filled |= wrapped;
 	stats.sink_full += *filled;
-	return lost || *filled;
-}
-
-/* The second half, once the sink takes trace again. */
-static void drain_restart(void)
-{
-	sess.rewound_ns = ktime_get_ns();
-	stats.rewinds++;
-	resume_encoders();
 }
 
 /*
@@ -336,11 +329,13 @@ static void drain_restart(void)
  */
 static u64 direct_drain(struct perf_event *event, bool going_on, u64 *room)
 {
-	bool filled, lost;
+	bool lost = encoders_overflowed() || sess.loss_pending, filled;
 	size_t written;
 	u64 wp;
 
-	lost = drain_stop_sink(&wp, &filled);
+	pause_encoders();
+	drain_stop_sink(&wp, &filled);
+	lost |= filled;
 	written = filled ? sess.win_len : wp - sess.win;
 	stats.direct_bytes += written;
 	stats.bytes += written;
@@ -354,27 +349,77 @@ static u64 direct_drain(struct perf_event *event, bool going_on, u64 *room)
 	if (!going_on || !direct_arm(event))
 		direct_off();
 	*room = sess.direct ? sess.win_len : sess.size;
-	drain_restart();
+	stats.max_fill = max_t(u64, stats.max_fill, written);
+	stats.rewinds++;
+	resume_encoders();
 	return written;
 }
 
+/* Sink bytes [sess.copied_to, to) into the AUX buffer. */
+static void copy_upto(struct drain_out *o, size_t to)
+{
+	/* a write pointer outside the buffer must not take the copy past it */
+	to = min(to, sess.size);
+	if (to <= sess.copied_to)
+		return;
+	drain_bytes(o, ntrace_dev.sink->buf + sess.copied_to,
+		    to - sess.copied_to);
+	sess.copied_to = to;
+}
+
 /*
- * Copy mode's drain: every drain empties the sink and starts it again at
- * its start, so that all of it is room for the next period. Returns the
- * bytes it held, *room its size.
+ * Copy mode's drain. What a running sink wrote below its write pointer
+ * is final, and an SMEM sink's memory may be read while it runs (TCI
+ * 1.0, "Accessing and Detecting RAM Sink Registers": only the last word
+ * may still be held inside), so it is copied while the sink runs and
+ * every other hart goes on tracing; a message cut there continues in the
+ * next drain's bytes. The sink is stopped and rewound only when no
+ * encoder runs, when it filled, or when it is half full. In the last
+ * case the encoders keep running: what one sends in the few register
+ * writes the sink is off for is refused, and the encoder reports the
+ * overflow and resynchronises. Pausing them instead would hide the loss.
+ * Returns the bytes drained, *room the space the sink has until it stops.
  */
 static u64 copy_drain(struct perf_event *event, u64 *room)
 {
 	struct ntrace_sink *sink = ntrace_dev.sink;
+	size_t from = sess.copied_to;
+	struct ntrace_encoder *own;
 	struct drain_out o = { };
-	bool filled, lost;
-	u64 wp, held;
+	bool lost = encoders_overflowed() || sess.loss_pending, filled;
+	u64 wp;
 
-	lost = drain_stop_sink(&wp, &filled);
-	held = filled ? sess.size : wp - sink->mem;
-	*room = sess.size;
 	o.aux = perf_aux_output_begin(&o.h, event);
-	drain_bytes(&o, sink->buf, held);
+	filled = !ntrace_sink_running(sink);
+	if (!filled) {
+		wp = ntrace_sink_wp(sink, &filled);
+		/* a wrapped WP is back at the start: the sink just filled */
+		if (!filled) {
+			copy_upto(&o, wp - sink->mem);
+			if (sess.running && sess.copied_to < sess.size / 2)
+				goto out;
+		}
+	}
+	/*
+	 * This hart's encoder would trace the rewind itself where it traces
+	 * S-mode, and lose that: pause it. Nothing else of its hart runs.
+	 */
+	own = ntrace_dev.cpu_encoder[smp_processor_id()];
+	if (own && own->enabled && (own->req_priv & BIT(1)))
+		ntrace_encoder_stop(own);
+	else
+		own = NULL;
+	/* the rest of it, which the sink held inside until stopped */
+	drain_stop_sink(&wp, &filled);
+	lost |= filled;
+	copy_upto(&o, filled ? sess.size : wp - sink->mem);
+	ntrace_sink_rewind(sink);
+	sess.copied_to = 0;
+	stats.rewinds++;
+	if (own && ntrace_encoder_restart(own))
+		sess.running--;
+out:
+	*room = sess.size - sess.copied_to;
 	stats.bytes += o.copied;
 	stats.dropped += o.dropped;
 	if (o.aux) {
@@ -382,34 +427,33 @@ static u64 copy_drain(struct perf_event *event, u64 *room)
 			perf_aux_output_flag(&o.h, PERF_AUX_FLAG_PARTIAL);
 		perf_aux_output_end(&o.h, o.copied);
 		sess.loss_pending = false;
-	} else if (o.dropped) {
+	} else if (o.dropped || lost) {
 		/* the next record that reaches perf carries the news */
 		sess.loss_pending = true;
 	}
-	ntrace_sink_rewind(sink);
-	drain_restart();
-	return held;
+	stats.max_fill = max_t(u64, stats.max_fill, from + o.copied + o.dropped);
+	return o.copied + o.dropped;
 }
 
 /*
- * Move what the sink holds into event's AUX buffer. Returns the bytes
- * the sink held, *room the space it has until the next drain (0, 0:
- * nothing to drain).
+ * Move what the sink wrote since the last drain into event's AUX
+ * buffer. Returns those bytes, *room the space the sink has until it
+ * stops (0, 0: nothing to drain).
  */
 static u64 ntrace_drain(struct perf_event *event, bool going_on, u64 *room)
 {
-	u64 t0 = ktime_get_ns(), held;
+	u64 t0 = ktime_get_ns(), drained;
 
 	lockdep_assert_held(&ntrace_lock);
 	*room = 0;
 	if (!sess.path_on)
 		return 0;
-	held = sess.direct ? direct_drain(event, going_on, room) :
-			     copy_drain(event, room);
-	stats.max_fill = max(stats.max_fill, held);
+	drained = sess.direct ? direct_drain(event, going_on, room) :
+				copy_drain(event, room);
+	sess.drained_ns = ktime_get_ns();
 	stats.drains++;
-	stats.drain_ns += ktime_get_ns() - t0;
-	return held;
+	stats.drain_ns += sess.drained_ns - t0;
+	return drained;
 }
 
 /* ---- the per-hart drain timer --------------------------------------- */
@@ -427,14 +471,13 @@ static enum hrtimer_restart ntrace_timer_fn(struct hrtimer *t)
 	if (nc->last_tick_ns)
 		stats.max_gap_ns = max(stats.max_gap_ns, now - nc->last_tick_ns);
 	nc->last_tick_ns = now;
-	/* the drain rewinds the sink: the time it filled in is up to now */
-	since = now - sess.rewound_ns;
+	/* what the drain finds was written since the last one, by any hart */
+	since = now - sess.drained_ns;
 	used = ntrace_drain(nc->event, te->enabled, &room);
 	/*
-	 * Drain again when the room the sink has now would be an eighth
-	 * full at the rate it filled since it was last rewound (by any
-	 * hart): every drain rewinds it, so the rate may grow eightfold
-	 * between ticks before any trace is lost.
+	 * Drain again when the room the sink has left would be an eighth
+	 * full at the rate it filled since the last drain: the rate may
+	 * grow eightfold between ticks before any trace is lost.
 	 * The period may shrink at once but only grow by half per tick: a
 	 * quiet phase must not leave a burst undrained.
 	 */
@@ -619,7 +662,8 @@ static void ntrace_event_start(struct perf_event *event, int flags)
 	if (!sess.path_on) {
 		ret = ntrace_path_enable(ntrace_dev.sink, sess.size);
 		sess.path_on = !ret;
-		sess.rewound_ns = ktime_get_ns();
+		sess.copied_to = 0;
+		sess.drained_ns = ktime_get_ns();
 		/* the rate is not known yet: start fast, the timer adapts */
 		sess.period_ns = PERIOD_MIN_NS;
 	}
@@ -632,7 +676,7 @@ static void ntrace_event_start(struct perf_event *event, int flags)
 		ntrace_sink_flush(ntrace_dev.sink);
 		sess.direct = direct_arm(event);
 		if (sess.direct)
-			sess.rewound_ns = ktime_get_ns();
+			sess.drained_ns = ktime_get_ns();
 		else
 			direct_off();
 	}
@@ -642,7 +686,7 @@ static void ntrace_event_start(struct perf_event *event, int flags)
 	 * that sleeps would otherwise look slow, and the timer wait long).
 	 */
 	if (!sess.running)
-		sess.rewound_ns = ktime_get_ns();
+		sess.drained_ns = ktime_get_ns();
 	ret = sess.path_on ?
 	      ntrace_encoder_start(te, control, event_features(event, cpu),
 				   event_priv(event),

@@ -572,13 +572,14 @@ static void encoder_enable(unsigned int h)
  * Only another hart enabling it again closes a pause (a drain pauses and
  * resumes the encoders it stopped); anything else makes the disabling a
  * stop, whose aftermath is not trace the session lost. The ground truth
- * of this hart notes how much of a pause went untraced.
+ * of this hart notes every pause and how much of it went untraced.
  */
 static void pause_ends(unsigned int h, bool resumed)
 {
 	struct hart *t = &harts[h];
 
-	if (resumed && t->untraced) {
+	/* every pause, even one with nothing run: a test counts them */
+	if (resumed) {
 		if (t->truth)
 			fprintf(t->truth, "# untraced %" PRIu64 "\n",
 				t->untraced);

@@ -203,32 +203,28 @@ static bool encoders_overflowed(void)
 }
 
 /*
- * Moving the sink to another window means disabling it, and a running
- * encoder would lose what it sends meanwhile: pause them (a stop,
- * flushed, then a restart with a sync), so the trace shows where each
- * one paused instead of an overflow. Only direct mode does this, where
- * the session has one event, so the only encoder paused is the draining
- * hart's own.
+ * Disabling the sink, to rewind it or move its window, refuses what an
+ * encoder sends meanwhile, and the encoder reports that as an overflow.
+ * The draining hart's own encoder is paused instead (a stop, which
+ * flushes it into the sink, then a restart with a sync): its hart runs
+ * the driver meanwhile, so the pause costs only the driver's own
+ * instructions. Other harts' encoders are never paused: their harts go
+ * on running, untraced, and nothing would say so.
  */
-static void pause_encoders(void)
+static struct ntrace_encoder *pause_own_encoder(void)
 {
-	struct ntrace_encoder *te;
+	struct ntrace_encoder *te = ntrace_dev.cpu_encoder[smp_processor_id()];
 
-	list_for_each_entry(te, &ntrace_dev.encoders, node) {
-		te->paused = te->enabled;
-		ntrace_encoder_stop(te);
-	}
+	if (!te || !te->enabled)
+		return NULL;
+	ntrace_encoder_stop(te);
+	return te;
 }
 
-static void resume_encoders(void)
+static void resume_own_encoder(struct ntrace_encoder *te)
 {
-	struct ntrace_encoder *te;
-
-	list_for_each_entry(te, &ntrace_dev.encoders, node) {
-		if (te->paused && ntrace_encoder_restart(te))
-			sess.running--;
-		te->paused = false;
-	}
+	if (te && ntrace_encoder_restart(te))
+		sess.running--;
 }
 
 /*
@@ -330,10 +326,10 @@ static void drain_stop_sink(u64 *wp, bool *filled)
 static u64 direct_drain(struct perf_event *event, bool going_on, u64 *room)
 {
 	bool lost = encoders_overflowed() || sess.loss_pending, filled;
+	struct ntrace_encoder *own = pause_own_encoder();
 	size_t written;
 	u64 wp;
 
-	pause_encoders();
 	drain_stop_sink(&wp, &filled);
 	lost |= filled;
 	written = filled ? sess.win_len : wp - sess.win;
@@ -351,7 +347,7 @@ static u64 direct_drain(struct perf_event *event, bool going_on, u64 *room)
 	*room = sess.direct ? sess.win_len : sess.size;
 	stats.max_fill = max_t(u64, stats.max_fill, written);
 	stats.rewinds++;
-	resume_encoders();
+	resume_own_encoder(own);
 	return written;
 }
 
@@ -375,9 +371,9 @@ static void copy_upto(struct drain_out *o, size_t to)
  * every other hart goes on tracing; a message cut there continues in the
  * next drain's bytes. The sink is stopped and rewound only when no
  * encoder runs, when it filled, or when it is half full. In the last
- * case the encoders keep running: what one sends in the few register
- * writes the sink is off for is refused, and the encoder reports the
- * overflow and resynchronises. Pausing them instead would hide the loss.
+ * case the other harts' encoders keep running: what one sends in the few
+ * register writes the sink is off for is refused, and the encoder
+ * reports the overflow and resynchronises.
  * Returns the bytes drained, *room the space the sink has until it stops.
  */
 static u64 copy_drain(struct perf_event *event, u64 *room)
@@ -400,15 +396,7 @@ static u64 copy_drain(struct perf_event *event, u64 *room)
 				goto out;
 		}
 	}
-	/*
-	 * This hart's encoder would trace the rewind itself where it traces
-	 * S-mode, and lose that: pause it. Nothing else of its hart runs.
-	 */
-	own = ntrace_dev.cpu_encoder[smp_processor_id()];
-	if (own && own->enabled && (own->req_priv & BIT(1)))
-		ntrace_encoder_stop(own);
-	else
-		own = NULL;
+	own = pause_own_encoder();
 	/* the rest of it, which the sink held inside until stopped */
 	drain_stop_sink(&wp, &filled);
 	lost |= filled;
@@ -416,8 +404,7 @@ static u64 copy_drain(struct perf_event *event, u64 *room)
 	ntrace_sink_rewind(sink);
 	sess.copied_to = 0;
 	stats.rewinds++;
-	if (own && ntrace_encoder_restart(own))
-		sess.running--;
+	resume_own_encoder(own);
 out:
 	*room = sess.size - sess.copied_to;
 	stats.bytes += o.copied;
@@ -666,6 +653,15 @@ static void ntrace_event_start(struct perf_event *event, int flags)
 		sess.drained_ns = ktime_get_ns();
 		/* the rate is not known yet: start fast, the timer adapts */
 		sess.period_ns = PERIOD_MIN_NS;
+	}
+	/*
+	 * Another event of the session starting would have its trace
+	 * written into the direct event's window: back to copying first.
+	 */
+	if (sess.direct && sess.dh.event != event) {
+		u64 room;
+
+		ntrace_drain(event, false, &room);
 	}
 	/*
 	 * A session of one event, with no other encoder running, may have

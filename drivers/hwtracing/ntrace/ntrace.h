@@ -123,7 +123,6 @@ struct ntrace_encoder {
 	struct ntrace_sink *sink;	/* where its trace ends up */
 	int funnel_input;		/* -1: straight into the sink */
 	bool enabled;			/* programmed and enabled */
-	bool paused;			/* stopped while direct mode moves the sink */
 	u32 control;			/* trTeControl while enabled */
 	/* the configuration it was last started with */
 	u32 req_control, req_features;

@@ -8,6 +8,7 @@
 #   make bench      benchmarks (figures and baseline in one run)
 #   make plugin     the emulated N-Trace hardware (QEMU plugin, tools/qemu)
 #   make lab-test   the board's tests alone; lab-shell, lab-clean
+#   make drain-soak ROUNDS=n  per-CPU recordings on one 2-hart board
 #   make htmldocs   Documentation/ as HTML in O/htmldocs; docs-check
 #
 # Variables: O=<dir> build directory (default build), CC, SAN=1 for an
@@ -120,6 +121,10 @@ lab-shell:
 	$(MAKE) -C tools/lab shell
 lab-clean:
 	$(MAKE) -C tools/lab clean
+# Judges a change to how the driver drains the sink (driver.rst).
+ROUNDS ?= 20
+drain-soak:
+	bash selftests/ntrace/drain-soak $(O) $(ROUNDS)
 
 demo:
 	bash scripts/demo.sh
@@ -153,5 +158,5 @@ clean:
 	rm -rf $(O)
 
 .PHONY: all tests plugin check demo bench install clean lab lab-test lab-shell \
-	lab-clean htmldocs docs-check
+	lab-clean drain-soak htmldocs docs-check
 .SECONDARY:

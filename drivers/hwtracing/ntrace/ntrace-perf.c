@@ -386,8 +386,7 @@ static u64 copy_drain(struct perf_event *event, u64 *room)
 	u64 wp;
 
 	o.aux = perf_aux_output_begin(&o.h, event);
-	filled = !ntrace_sink_running(sink);
-	if (!filled) {
+	if (ntrace_sink_running(sink)) {
 		wp = ntrace_sink_wp(sink, &filled);
 		/* a wrapped WP is back at the start: the sink just filled */
 		if (!filled) {

@@ -82,6 +82,12 @@ static struct {
 	struct perf_output_handle dh;
 	u64 win;
 	size_t win_len;
+	/*
+	 * The most bytes the sink took in PERIOD_MIN_NS, measured over
+	 * spans of at least that: the drain timer plans for a burst at this
+	 * rate, whatever the last period brought.
+	 */
+	u64 burst;
 } sess;
 
 /* Since the module loaded, for the stats directory. */
@@ -90,6 +96,7 @@ static struct {
 	u64 sink_full, overflows, dropped;
 	u64 trace_ns;		/* encoders enabled, summed over harts */
 	u64 direct_bytes;	/* written by the sink into AUX pages */
+	u64 direct_padded;	/* AUX bytes skipped at the ends of chunks */
 	u64 max_fill;		/* most bytes the sink held at a drain */
 	u64 max_period_ns;	/* longest drain timer period */
 	u64 max_gap_ns;		/* longest time between two timer drains */
@@ -255,36 +262,50 @@ static bool direct_arm(struct perf_event *event)
 {
 	struct ntrace_sink *sink = ntrace_dev.sink;
 	struct ntrace_aux *aux;
-	size_t off, len;
+	size_t off, len, need;
 
 	aux = perf_aux_output_begin(&sess.dh, event);
 	if (!aux)
 		return false;
 	off = sess.dh.head % aux->size;
 	len = aux_contiguous(aux, off, sess.dh.size) & ~(size_t)3;
+	/* the timer's margin (ntrace_timer_fn()) at its shortest period */
+	need = max_t(u64, 8 * sess.burst, SZ_4K);
 	/*
-	 * A sliver before the end of a contiguous run would fill before the
-	 * next drain: pad it with idle bytes (0xff, N-Trace 1.0 idle) and
-	 * start at the next run.
+	 * Each drain takes what the last period brought off the window's
+	 * start, so near the end of a contiguous run the window ends up
+	 * shorter than a period's trace, and fills before the next drain
+	 * (trace lost at the end of perf's 4 MiB chunks). Once the rest of
+	 * a run is shorter than the timer's margin, pad it with idle bytes
+	 * (0xff, N-Trace 1.0 idle) and start at the next run. A window that
+	 * is all the free space is taken as it is: it filling means the AUX
+	 * buffer is full.
 	 */
-	if (!aux->snapshot && len < SZ_4K && len < sess.dh.size) {
+	if (!aux->snapshot && len < need && len < sess.dh.size) {
+		size_t next = aux_contiguous(aux, (off + len) % aux->size,
+					     sess.dh.size - len) & ~(size_t)3;
+
+		/* runs too short for the rate: the sink's own memory is safer */
+		if (next < need && next < sess.dh.size - len)
+			goto refuse;
 		memset(aux->base + off, 0xff, len);
-		if (perf_aux_output_skip(&sess.dh, len)) {
-			perf_aux_output_end(&sess.dh, 0);
-			return false;
-		}
+		if (perf_aux_output_skip(&sess.dh, len))
+			goto refuse;
+		stats.direct_padded += len;
 		off = sess.dh.head % aux->size;
-		len = aux_contiguous(aux, off, sess.dh.size) & ~(size_t)3;
+		len = next;
 	}
 	if (aux->snapshot || len < 64 ||
 	    ntrace_sink_window(sink, page_to_phys(aux->pg[off / PAGE_SIZE]) +
-			       off % PAGE_SIZE, len)) {
-		perf_aux_output_end(&sess.dh, 0);
-		return false;
-	}
+			       off % PAGE_SIZE, len))
+		goto refuse;
 	sess.win = page_to_phys(aux->pg[off / PAGE_SIZE]) + off % PAGE_SIZE;
 	sess.win_len = len;
 	return true;
+
+refuse:
+	perf_aux_output_end(&sess.dh, 0);
+	return false;
 }
 
 /* Back to copying through the sink's own memory. */
@@ -462,14 +483,21 @@ static enum hrtimer_restart ntrace_timer_fn(struct hrtimer *t)
 	used = ntrace_drain(nc->event, te->enabled, &room);
 	/*
 	 * Drain again when the room the sink has left would be an eighth
-	 * full at the rate it filled since the last drain: the rate may
-	 * grow eightfold between ticks before any trace is lost.
+	 * full at the rate it filled since the last drain, or at the
+	 * fastest rate it has filled at: the rate may grow eightfold
+	 * between ticks before any trace is lost.
 	 * The period may shrink at once but only grow by half per tick: a
 	 * quiet phase must not leave a burst undrained.
 	 */
 	if (used && since) {
 		u64 p = div64_u64((room / 8) * since, used);
 
+		if (since >= PERIOD_MIN_NS)
+			sess.burst = max(sess.burst,
+					 div64_u64(used * PERIOD_MIN_NS, since));
+		if (sess.burst)
+			p = min(p, div64_u64((room / 8) * PERIOD_MIN_NS,
+					     sess.burst));
 		p = min(p, sess.period_ns + sess.period_ns / 2);
 		sess.period_ns = clamp_t(u64, p, PERIOD_MIN_NS, PERIOD_MAX_NS);
 	}
@@ -618,6 +646,7 @@ static int ntrace_event_init(struct perf_event *event)
 		sess.size = size & ~(size_t)3;
 		sess.running = 0;
 		sess.loss_pending = false;
+		sess.burst = 0;
 	}
 	sess.events++;
 	raw_spin_unlock_irqrestore(&ntrace_lock, flags);
@@ -912,6 +941,7 @@ enum stat_id {
 	STAT_DRAINS, STAT_REWINDS, STAT_BYTES, STAT_DRAIN_NS, STAT_SINK_FULL,
 	STAT_OVERFLOWS, STAT_DROPPED, STAT_TRACE_NS, STAT_MAX_FILL,
 	STAT_MAX_PERIOD_NS, STAT_DIRECT_BYTES, STAT_MAX_GAP_NS,
+	STAT_DIRECT_PADDED,
 };
 
 struct stat_attr {
@@ -934,6 +964,7 @@ static ssize_t stat_show(struct device *dev, struct device_attribute *attr,
 		[STAT_MAX_PERIOD_NS] = &stats.max_period_ns,
 		[STAT_DIRECT_BYTES] = &stats.direct_bytes,
 		[STAT_MAX_GAP_NS] = &stats.max_gap_ns,
+		[STAT_DIRECT_PADDED] = &stats.direct_padded,
 	};
 	unsigned long flags;
 	u64 val;
@@ -962,6 +993,7 @@ STAT(max_fill, STAT_MAX_FILL);
 STAT(max_period_ns, STAT_MAX_PERIOD_NS);
 STAT(direct_bytes, STAT_DIRECT_BYTES);
 STAT(max_gap_ns, STAT_MAX_GAP_NS);
+STAT(direct_padded, STAT_DIRECT_PADDED);
 
 static struct attribute *ntrace_stats_attrs[] = {
 	&stat_drains.attr.attr, &stat_rewinds.attr.attr,
@@ -970,7 +1002,7 @@ static struct attribute *ntrace_stats_attrs[] = {
 	&stat_dropped.attr.attr, &stat_trace_ns.attr.attr,
 	&stat_max_fill.attr.attr,
 	&stat_max_period_ns.attr.attr, &stat_direct_bytes.attr.attr,
-	&stat_max_gap_ns.attr.attr, NULL,
+	&stat_max_gap_ns.attr.attr, &stat_direct_padded.attr.attr, NULL,
 };
 
 static const struct attribute_group ntrace_stats_group = {

@@ -129,12 +129,8 @@ fi
 # N-Trace: the board runs brwork from the share mounted at the path it
 # has in the chroot ($1), so that the mmap events name the file the
 # host's perf decodes with (perf inject has no --symfs). The trace is
-# exact, so 200,000 iterations (5.8 M instructions) give a profile as
-# good as CTR's 1,000,000 do; their trace, 1.9 MB, stays within one
-# contiguous 4 MiB run of the AUX buffer: where the driver's window into
-# the AUX buffer reaches the end of such a run, the sink can fill before
-# the next drain and trace is lost (PARTIAL: 2 of 4 recordings of
-# 1,000,000 iterations lost some there, at 4 and 8 MiB).
+# exact, so 200,000 iterations (5.8 M instructions, 1.9 MB of trace)
+# give a profile as good as CTR's 1,000,000 do.
 # The emulated cycle counter sometimes overflows only a handful of times
 # in a run (1 sample once; ctr_perf_test has seen 0, 2 and 6 in a row):
 # up to three tries for a recording with 200 samples.

@@ -749,8 +749,9 @@ TEST_F_TIMEOUT(slow, record_long, 900)
  * wakeup watermark, and the sink's window ends where a chunk does. BTM
  * fills the sink as fast as the emulated hardware can (a message for
  * every taken branch), about 0.5 MB here: 64 KiB chunks leave room for
- * direct windows, whose ends the driver must skip in time; 16 KiB ones
- * are too short for the rate, and the driver must copy instead.
+ * direct windows once a tick has measured the rate, and the driver must
+ * skip their ends in time; 16 KiB ones are too short for the rate, and
+ * the driver must copy instead.
  */
 TEST_F_TIMEOUT(slow, record_chunks, 600)
 {

@@ -269,8 +269,12 @@ static bool direct_arm(struct perf_event *event)
 		return false;
 	off = sess.dh.head % aux->size;
 	len = aux_contiguous(aux, off, sess.dh.size) & ~(size_t)3;
-	/* the timer's margin (ntrace_timer_fn()) at its shortest period */
-	need = max_t(u64, 8 * sess.burst, SZ_4K);
+	/*
+	 * The timer's margin (ntrace_timer_fn()) at its shortest period.
+	 * Before a tick has measured any rate, a run long enough for 1 ms
+	 * at 256 MB/s: a short first window filled on the debug kernel.
+	 */
+	need = sess.burst ? max_t(u64, 8 * sess.burst, SZ_4K) : SZ_256K;
 	/*
 	 * Each drain takes what the last period brought off the window's
 	 * start, so near the end of a contiguous run the window ends up
@@ -465,6 +469,26 @@ static u64 ntrace_drain(struct perf_event *event, bool going_on, u64 *room)
 
 /* ---- the per-hart drain timer --------------------------------------- */
 
+/*
+ * The drain timers' period, for room bytes the sink has left after a
+ * drain that found used bytes written in since ns (0, 0: a new window,
+ * nothing measured). Drain again when the room would be an eighth full
+ * at the rate it filled since the last drain, or at the fastest rate it
+ * has filled at: the rate may grow eightfold between ticks before any
+ * trace is lost. The period may shrink at once but only grow by half
+ * per tick: a quiet phase must not leave a burst undrained.
+ */
+static void plan_drains(u64 room, u64 used, u64 since)
+{
+	u64 p = sess.period_ns;
+
+	if (used && since)
+		p = min(div64_u64((room / 8) * since, used), p + p / 2);
+	if (sess.burst)
+		p = min(p, div64_u64((room / 8) * PERIOD_MIN_NS, sess.burst));
+	sess.period_ns = clamp_t(u64, p, PERIOD_MIN_NS, PERIOD_MAX_NS);
+}
+
 static enum hrtimer_restart ntrace_timer_fn(struct hrtimer *t)
 {
 	struct ntrace_cpu *nc = container_of(t, struct ntrace_cpu, timer);
@@ -481,26 +505,10 @@ static enum hrtimer_restart ntrace_timer_fn(struct hrtimer *t)
 	/* what the drain finds was written since the last one, by any hart */
 	since = now - sess.drained_ns;
 	used = ntrace_drain(nc->event, te->enabled, &room);
-	/*
-	 * Drain again when the room the sink has left would be an eighth
-	 * full at the rate it filled since the last drain, or at the
-	 * fastest rate it has filled at: the rate may grow eightfold
-	 * between ticks before any trace is lost.
-	 * The period may shrink at once but only grow by half per tick: a
-	 * quiet phase must not leave a burst undrained.
-	 */
-	if (used && since) {
-		u64 p = div64_u64((room / 8) * since, used);
-
-		if (since >= PERIOD_MIN_NS)
-			sess.burst = max(sess.burst,
-					 div64_u64(used * PERIOD_MIN_NS, since));
-		if (sess.burst)
-			p = min(p, div64_u64((room / 8) * PERIOD_MIN_NS,
-					     sess.burst));
-		p = min(p, sess.period_ns + sess.period_ns / 2);
-		sess.period_ns = clamp_t(u64, p, PERIOD_MIN_NS, PERIOD_MAX_NS);
-	}
+	if (used && since >= PERIOD_MIN_NS)
+		sess.burst = max(sess.burst,
+				 div64_u64(used * PERIOD_MIN_NS, since));
+	plan_drains(room, used, since);
 	period = sess.period_ns;
 	stats.max_period_ns = max(stats.max_period_ns, period);
 	raw_spin_unlock_irqrestore(&ntrace_lock, flags);
@@ -699,10 +707,13 @@ static void ntrace_event_start(struct perf_event *event, int flags)
 	    !sess.running) {
 		ntrace_sink_flush(ntrace_dev.sink);
 		sess.direct = direct_arm(event);
-		if (sess.direct)
+		if (sess.direct) {
 			sess.drained_ns = ktime_get_ns();
-		else
+			/* the period was planned for other room than this */
+			plan_drains(sess.win_len, 0, 0);
+		} else {
 			direct_off();
+		}
 	}
 	/*
 	 * Nothing runs, so the sink was rewound when the last encoder

@@ -751,7 +751,8 @@ TEST_F_TIMEOUT(slow, record_long, 900)
  * every taken branch), about 0.5 MB here: 64 KiB chunks leave room for
  * direct windows once a tick has measured the rate, and the driver must
  * skip their ends in time; 16 KiB ones are too short for the rate, and
- * the driver must copy instead.
+ * the driver must copy instead. The workload sleeps after every round,
+ * so that the event starts again, with a new window, many times.
  */
 TEST_F_TIMEOUT(slow, record_chunks, 600)
 {
@@ -759,11 +760,11 @@ TEST_F_TIMEOUT(slow, record_chunks, 600)
 
 	aux_watermark = 64 * 1024;
 	read_stats(before);
-	EXPECT_EQ(0, record("chunks", CFG_BTM, 1, 0, 0, AUX_PAGES, "16", ""));
+	EXPECT_EQ(0, record("chunks", CFG_BTM, 1, 0, 0, AUX_PAGES, "16", "nap"));
 	write_stats("chunks", before);
 	aux_watermark = 16 * 1024;
 	read_stats(before);
-	EXPECT_EQ(0, record("chunks-16k", CFG_BTM, 1, 0, 0, AUX_PAGES, "16", ""));
+	EXPECT_EQ(0, record("chunks-16k", CFG_BTM, 1, 0, 0, AUX_PAGES, "16", "nap"));
 	write_stats("chunks-16k", before);
 	aux_watermark = 0;
 }

@@ -3,10 +3,11 @@
  * The workload the ntrace PMU tests trace (selftests/ntrace): the calls,
  * returns, jump table and recursion of the emulated-hardware workload,
  * a qsort callback, and on request a move to another hart every round, a
- * child doing the same work at the same time, or the work done again by
- * the program exec'ing itself.
+ * child doing the same work at the same time, the work done again by
+ * the program exec'ing itself, or a 1 ms sleep after every round (the
+ * task's events stop and start again).
  *
- * Usage: ntwork [ROUNDS [migrate|fork|exec]]
+ * Usage: ntwork [ROUNDS [migrate|fork|exec|nap]]
  */
 #define _GNU_SOURCE
 #include <sched.h>
@@ -14,6 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "../../tools/qemu/guest/workload.h"
@@ -60,6 +62,11 @@ int main(int argc, char **argv)
 		for (i = 0; i < 2000; i++)
 			acc = op(a[i % 300] + i, acc);
 		acc += fib(16);
+		if (!strcmp(how, "nap")) {
+			struct timespec ms = { .tv_nsec = 1000000 };
+
+			nanosleep(&ms, NULL);
+		}
 	}
 	if (child == 0)
 		return 0;

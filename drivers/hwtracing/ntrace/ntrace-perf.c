@@ -96,7 +96,7 @@ static struct {
 	u64 sink_full, overflows, dropped;
 	u64 trace_ns;		/* encoders enabled, summed over harts */
 	u64 direct_bytes;	/* written by the sink into AUX pages */
-	u64 direct_padded;	/* AUX bytes skipped at the ends of chunks */
+	u64 direct_padded;	/* AUX bytes skipped at the ends of runs */
 	u64 max_fill;		/* most bytes the sink held at a drain */
 	u64 max_period_ns;	/* longest drain timer period */
 	u64 max_gap_ns;		/* longest time between two timer drains */
@@ -270,7 +270,7 @@ static bool direct_arm(struct perf_event *event)
 	off = sess.dh.head % aux->size;
 	len = aux_contiguous(aux, off, sess.dh.size) & ~(size_t)3;
 	/*
-	 * The timer's margin (ntrace_timer_fn()) at its shortest period.
+	 * The drain timer's margin (plan_drains()) at its shortest period.
 	 * Before a tick has measured any rate, a run long enough for 1 ms
 	 * at 256 MB/s: a short first window filled on the debug kernel.
 	 */

@@ -472,16 +472,20 @@ static u64 ntrace_drain(struct perf_event *event, bool going_on, u64 *room)
 /*
  * The drain timers' period, for room bytes the sink has left after a
  * drain that found used bytes written in since ns (0, 0: a new window,
- * nothing measured). Drain again when the room would be an eighth full
- * at the rate it filled since the last drain, or at the fastest rate it
- * has filled at: the rate may grow eightfold between ticks before any
- * trace is lost. The period may shrink at once but only grow by half
- * per tick: a quiet phase must not leave a burst undrained.
+ * nothing measured); a measure also updates the session's burst. Drain
+ * again when the room would be an eighth full at the rate it filled
+ * since the last drain, or at the fastest rate it has filled at: the
+ * rate may grow eightfold between ticks before any trace is lost. The
+ * period may shrink at once but only grow by half per tick: a quiet
+ * phase must not leave a burst undrained.
  */
 static void plan_drains(u64 room, u64 used, u64 since)
 {
 	u64 p = sess.period_ns;
 
+	if (used && since >= PERIOD_MIN_NS)
+		sess.burst = max(sess.burst,
+				 div64_u64(used * PERIOD_MIN_NS, since));
 	if (used && since)
 		p = min(div64_u64((room / 8) * since, used), p + p / 2);
 	if (sess.burst)
@@ -505,9 +509,6 @@ static enum hrtimer_restart ntrace_timer_fn(struct hrtimer *t)
 	/* what the drain finds was written since the last one, by any hart */
 	since = now - sess.drained_ns;
 	used = ntrace_drain(nc->event, te->enabled, &room);
-	if (used && since >= PERIOD_MIN_NS)
-		sess.burst = max(sess.burst,
-				 div64_u64(used * PERIOD_MIN_NS, since));
 	plan_drains(room, used, since);
 	period = sess.period_ns;
 	stats.max_period_ns = max(stats.max_period_ns, period);

@@ -720,6 +720,19 @@ static void write_stats(const char *name, const long *before)
 	fclose(f);
 }
 
+/* A per-task user-only recording, with what it cost to NAME.stats. */
+static int record_costed(const char *name, unsigned long long config,
+			 const char *rounds, const char *how)
+{
+	long before[NSTATS];
+	int ret;
+
+	read_stats(before);
+	ret = record(name, config, 1, 0, 0, AUX_PAGES, rounds, how);
+	write_stats(name, before);
+	return ret;
+}
+
 /*
  * A long run, nothing lost: with the sink writing straight into the AUX
  * pages, and copied through a 512 KiB sink, 4 times smaller than the
@@ -728,17 +741,11 @@ static void write_stats(const char *name, const long *before)
  */
 TEST_F_TIMEOUT(slow, record_long, 900)
 {
-	long before[NSTATS];
-
 	ASSERT_EQ(0, file_write_str(SINK_SIZE, "65536"));
-	read_stats(before);
-	EXPECT_EQ(0, record("long", 0, 1, 0, 0, AUX_PAGES, "40", ""));
-	write_stats("long", before);
+	EXPECT_EQ(0, record_costed("long", 0, "40", ""));
 	ASSERT_EQ(0, file_write_str(DIRECT, "0"));
 	ASSERT_EQ(0, file_write_str(SINK_SIZE, "524288"));
-	read_stats(before);
-	EXPECT_EQ(0, record("long-copy", 0, 1, 0, 0, AUX_PAGES, "80", ""));
-	write_stats("long-copy", before);
+	EXPECT_EQ(0, record_costed("long-copy", 0, "80", ""));
 	ASSERT_EQ(0, file_write_str(DIRECT, "1"));
 	ASSERT_EQ(0, file_write_str(SINK_SIZE, "0"));
 }
@@ -756,16 +763,10 @@ TEST_F_TIMEOUT(slow, record_long, 900)
  */
 TEST_F_TIMEOUT(slow, record_chunks, 600)
 {
-	long before[NSTATS];
-
 	aux_watermark = 64 * 1024;
-	read_stats(before);
-	EXPECT_EQ(0, record("chunks", CFG_BTM, 1, 0, 0, AUX_PAGES, "16", "nap"));
-	write_stats("chunks", before);
+	EXPECT_EQ(0, record_costed("chunks", CFG_BTM, "16", "nap"));
 	aux_watermark = 16 * 1024;
-	read_stats(before);
-	EXPECT_EQ(0, record("chunks-16k", CFG_BTM, 1, 0, 0, AUX_PAGES, "16", "nap"));
-	write_stats("chunks-16k", before);
+	EXPECT_EQ(0, record_costed("chunks-16k", CFG_BTM, "16", "nap"));
 	aux_watermark = 0;
 }
 

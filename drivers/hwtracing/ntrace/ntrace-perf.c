@@ -82,13 +82,25 @@ static struct {
 	struct perf_output_handle dh;
 	u64 win;
 	size_t win_len;
+} sess;
+
+/*
+ * What the drain timers measured since the module loaded, for every
+ * session to plan with: the trace rate and the timer's lateness belong
+ * to the machine more than to one session. A session's own first ticks
+ * can catch its workload in page faults, a few percent of the rate it
+ * then computes at (a window planned on that filled), and a timer fired
+ * up to 0.4 s late on the emulated board with the debug kernel.
+ */
+static struct {
 	/*
 	 * The most bytes the sink took in PERIOD_MIN_NS, measured over
-	 * spans of at least that: the drain timer plans for a burst at this
-	 * rate, whatever the last period brought.
+	 * spans of at least that: the drains are planned for a burst at
+	 * this rate, whatever the last period brought.
 	 */
 	u64 burst;
-} sess;
+	u64 late_ns;		/* the latest a drain timer fired */
+} pace;
 
 /* Since the module loaded, for the stats directory. */
 static struct {
@@ -254,6 +266,23 @@ static size_t aux_contiguous(struct ntrace_aux *aux, size_t off, size_t max)
 }
 
 /*
+ * The least room a direct window must have: what the sink takes at the
+ * burst rate in eight of the drain timer's shortest periods (its margin,
+ * plan_drains()) and in twice the longest the timer was ever late. A
+ * direct window has no sink memory behind it to absorb a late drain,
+ * as copying has. Before a tick has measured any rate, a run long
+ * enough for 1 ms at 256 MB/s.
+ */
+static u64 direct_margin(void)
+{
+	if (!pace.burst)
+		return SZ_256K;
+	return max_t(u64, SZ_4K,
+		     div64_u64(pace.burst * (8 * PERIOD_MIN_NS + 2 * pace.late_ns),
+			       PERIOD_MIN_NS));
+}
+
+/*
  * Point the disabled sink at the free AUX space at the handle's head.
  * False, with no handle held, when there is no room or the sink does not
  * take the window: the caller falls back to copying.
@@ -269,12 +298,7 @@ static bool direct_arm(struct perf_event *event)
 		return false;
 	off = sess.dh.head % aux->size;
 	len = aux_contiguous(aux, off, sess.dh.size) & ~(size_t)3;
-	/*
-	 * The drain timer's margin (plan_drains()) at its shortest period.
-	 * Before a tick has measured any rate, a run long enough for 1 ms
-	 * at 256 MB/s: a short first window filled on the debug kernel.
-	 */
-	need = sess.burst ? max_t(u64, 8 * sess.burst, SZ_4K) : SZ_256K;
+	need = direct_margin();
 	/*
 	 * Each drain takes what the last period brought off the window's
 	 * start, so near the end of a contiguous run the window ends up
@@ -289,8 +313,12 @@ static bool direct_arm(struct perf_event *event)
 		size_t next = aux_contiguous(aux, (off + len) % aux->size,
 					     sess.dh.size - len) & ~(size_t)3;
 
-		/* runs too short for the rate: the sink's own memory is safer */
-		if (next < need && next < sess.dh.size - len)
+		/*
+		 * Each run costs up to need bytes of padding at its end: take
+		 * the next one only if trace fills three quarters of it at
+		 * least. Shorter runs, copying through the sink's memory.
+		 */
+		if (next < 4 * need && next < sess.dh.size - len)
 			goto refuse;
 		memset(aux->base + off, 0xff, len);
 		if (perf_aux_output_skip(&sess.dh, len))
@@ -472,7 +500,7 @@ static u64 ntrace_drain(struct perf_event *event, bool going_on, u64 *room)
 /*
  * The drain timers' period, for room bytes the sink has left after a
  * drain that found used bytes written in since ns (0, 0: a new window,
- * nothing measured); a measure also updates the session's burst. Drain
+ * nothing measured); a measure also updates pace.burst. Drain
  * again when the room would be an eighth full at the rate it filled
  * since the last drain, or at the fastest rate it has filled at: the
  * rate may grow eightfold between ticks before any trace is lost. The
@@ -484,12 +512,12 @@ static void plan_drains(u64 room, u64 used, u64 since)
 	u64 p = sess.period_ns;
 
 	if (used && since >= PERIOD_MIN_NS)
-		sess.burst = max(sess.burst,
+		pace.burst = max(pace.burst,
 				 div64_u64(used * PERIOD_MIN_NS, since));
 	if (used && since)
 		p = min(div64_u64((room / 8) * since, used), p + p / 2);
-	if (sess.burst)
-		p = min(p, div64_u64((room / 8) * PERIOD_MIN_NS, sess.burst));
+	if (pace.burst)
+		p = min(p, div64_u64((room / 8) * PERIOD_MIN_NS, pace.burst));
 	sess.period_ns = clamp_t(u64, p, PERIOD_MIN_NS, PERIOD_MAX_NS);
 }
 
@@ -498,11 +526,14 @@ static enum hrtimer_restart ntrace_timer_fn(struct hrtimer *t)
 	struct ntrace_cpu *nc = container_of(t, struct ntrace_cpu, timer);
 	struct ntrace_encoder *te = ntrace_dev.cpu_encoder[smp_processor_id()];
 	u64 now = ktime_get_ns(), used, since, period, room;
+	s64 late = now - ktime_to_ns(hrtimer_get_expires(t));
 	unsigned long flags;
 
 	if (!nc->event || !te)
 		return HRTIMER_NORESTART;
 	raw_spin_lock_irqsave(&ntrace_lock, flags);
+	if (late > 0)
+		pace.late_ns = max_t(u64, pace.late_ns, late);
 	if (nc->last_tick_ns)
 		stats.max_gap_ns = max(stats.max_gap_ns, now - nc->last_tick_ns);
 	nc->last_tick_ns = now;
@@ -655,7 +686,6 @@ static int ntrace_event_init(struct perf_event *event)
 		sess.size = size & ~(size_t)3;
 		sess.running = 0;
 		sess.loss_pending = false;
-		sess.burst = 0;
 	}
 	sess.events++;
 	raw_spin_unlock_irqrestore(&ntrace_lock, flags);
@@ -953,7 +983,7 @@ enum stat_id {
 	STAT_DRAINS, STAT_REWINDS, STAT_BYTES, STAT_DRAIN_NS, STAT_SINK_FULL,
 	STAT_OVERFLOWS, STAT_DROPPED, STAT_TRACE_NS, STAT_MAX_FILL,
 	STAT_MAX_PERIOD_NS, STAT_DIRECT_BYTES, STAT_MAX_GAP_NS,
-	STAT_DIRECT_PADDED,
+	STAT_DIRECT_PADDED, STAT_BURST, STAT_MAX_LATE_NS,
 };
 
 struct stat_attr {
@@ -977,6 +1007,7 @@ static ssize_t stat_show(struct device *dev, struct device_attribute *attr,
 		[STAT_DIRECT_BYTES] = &stats.direct_bytes,
 		[STAT_MAX_GAP_NS] = &stats.max_gap_ns,
 		[STAT_DIRECT_PADDED] = &stats.direct_padded,
+		[STAT_BURST] = &pace.burst, [STAT_MAX_LATE_NS] = &pace.late_ns,
 	};
 	unsigned long flags;
 	u64 val;
@@ -1006,6 +1037,8 @@ STAT(max_period_ns, STAT_MAX_PERIOD_NS);
 STAT(direct_bytes, STAT_DIRECT_BYTES);
 STAT(max_gap_ns, STAT_MAX_GAP_NS);
 STAT(direct_padded, STAT_DIRECT_PADDED);
+STAT(burst, STAT_BURST);
+STAT(max_late_ns, STAT_MAX_LATE_NS);
 
 static struct attribute *ntrace_stats_attrs[] = {
 	&stat_drains.attr.attr, &stat_rewinds.attr.attr,
@@ -1014,7 +1047,8 @@ static struct attribute *ntrace_stats_attrs[] = {
 	&stat_dropped.attr.attr, &stat_trace_ns.attr.attr,
 	&stat_max_fill.attr.attr,
 	&stat_max_period_ns.attr.attr, &stat_direct_bytes.attr.attr,
-	&stat_max_gap_ns.attr.attr, &stat_direct_padded.attr.attr, NULL,
+	&stat_max_gap_ns.attr.attr, &stat_direct_padded.attr.attr,
+	&stat_burst.attr.attr, &stat_max_late_ns.attr.attr, NULL,
 };
 
 static const struct attribute_group ntrace_stats_group = {

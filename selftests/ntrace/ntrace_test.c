@@ -755,11 +755,12 @@ TEST_F_TIMEOUT(slow, record_long, 900)
  * perf allocates a writable AUX buffer in chunks of the order of the
  * wakeup watermark, and the sink's window ends where a chunk does. BTM
  * fills the sink as fast as the emulated hardware can (a message for
- * every taken branch), about 0.5 MB here: 64 KiB chunks leave room for
- * direct windows once a tick has measured the rate, and the driver must
- * skip their ends in time; 16 KiB ones are too short for the rate, and
- * the driver must copy instead. The workload sleeps after every round,
- * so that the event starts again, with a new window, many times.
+ * every taken branch), about 0.5 MB here, through 64 KiB and 16 KiB
+ * chunks. Where the chunks are long enough for the rate and the timer's
+ * lateness the driver has seen, it must skip their ends in time; where
+ * they are not, it must copy instead: either way nothing may be lost.
+ * The workload sleeps after every round, so that the event starts
+ * again, with a new window, many times.
  */
 TEST_F_TIMEOUT(slow, record_chunks, 600)
 {

@@ -298,7 +298,12 @@ static bool direct_arm(struct perf_event *event)
 		return false;
 	off = sess.dh.head % aux->size;
 	len = aux_contiguous(aux, off, sess.dh.size) & ~(size_t)3;
-	need = direct_margin();
+	/*
+	 * Copying is the fallback because the sink's memory has more room;
+	 * after a drain it has half of it at least. A small sink_size has
+	 * less: then a window as long as that is no worse.
+	 */
+	need = min_t(u64, direct_margin(), sess.size / 2);
 	/*
 	 * Each drain takes what the last period brought off the window's
 	 * start, so near the end of a contiguous run the window ends up

@@ -90,7 +90,7 @@ static struct {
  * to the machine more than to one session. A session's own first ticks
  * can catch its workload in page faults, a few percent of the rate it
  * then computes at (a window planned on that filled), and a timer fired
- * up to 0.4 s late on the emulated board with the debug kernel.
+ * up to 0.45 s late on the emulated board with the debug kernel.
  */
 static struct {
 	/*

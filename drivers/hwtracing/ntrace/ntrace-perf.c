@@ -271,15 +271,20 @@ static size_t aux_contiguous(struct ntrace_aux *aux, size_t off, size_t max)
  * plan_drains()) and in twice the longest the timer was ever late. A
  * direct window has no sink memory behind it to absorb a late drain,
  * as copying has. Before a tick has measured any rate, a run long
- * enough for 1 ms at 256 MB/s.
+ * enough for 1 ms at 256 MB/s. But copying is the fallback only because
+ * the sink's memory has more room, half of it at least after a drain: a
+ * small sink_size has less, and a window as long as that is no worse.
  */
 static u64 direct_margin(void)
 {
-	if (!pace.burst)
-		return SZ_256K;
-	return max_t(u64, SZ_4K,
-		     div64_u64(pace.burst * (8 * PERIOD_MIN_NS + 2 * pace.late_ns),
-			       PERIOD_MIN_NS));
+	u64 margin = SZ_256K;
+
+	if (pace.burst)
+		margin = max_t(u64, SZ_4K,
+			       div64_u64(pace.burst * (8 * PERIOD_MIN_NS +
+						       2 * pace.late_ns),
+					 PERIOD_MIN_NS));
+	return min_t(u64, margin, sess.size / 2);
 }
 
 /*
@@ -298,12 +303,7 @@ static bool direct_arm(struct perf_event *event)
 		return false;
 	off = sess.dh.head % aux->size;
 	len = aux_contiguous(aux, off, sess.dh.size) & ~(size_t)3;
-	/*
-	 * Copying is the fallback because the sink's memory has more room;
-	 * after a drain it has half of it at least. A small sink_size has
-	 * less: then a window as long as that is no worse.
-	 */
-	need = min_t(u64, direct_margin(), sess.size / 2);
+	need = direct_margin();
 	/*
 	 * Each drain takes what the last period brought off the window's
 	 * start, so near the end of a contiguous run the window ends up
@@ -505,12 +505,12 @@ static u64 ntrace_drain(struct perf_event *event, bool going_on, u64 *room)
 /*
  * The drain timers' period, for room bytes the sink has left after a
  * drain that found used bytes written in since ns (0, 0: a new window,
- * nothing measured); a measure also updates pace.burst. Drain
- * again when the room would be an eighth full at the rate it filled
- * since the last drain, or at the fastest rate it has filled at: the
- * rate may grow eightfold between ticks before any trace is lost. The
- * period may shrink at once but only grow by half per tick: a quiet
- * phase must not leave a burst undrained.
+ * nothing measured); a measure also updates pace.burst. Drain again
+ * when the room would be an eighth full at the rate it filled since the
+ * last drain, or at the fastest rate it has filled at: the rate may grow
+ * eightfold between ticks before any trace is lost. The period may
+ * shrink at once but only grow by half per tick: a quiet phase must not
+ * leave a burst undrained.
  */
 static void plan_drains(u64 room, u64 used, u64 since)
 {

@@ -30,6 +30,12 @@
  *                                     0013 may write it; for perf_aux
  *                                     only (the feature sections after
  *                                     the data are not moved)
+ *        perf_aux -l PERF.DATA OUT    write a copy of PERF.DATA whose
+ *                                     PERF_RECORD_AUX records come as
+ *                                     late as their order allows: each
+ *                                     one 1 ns before the next, as if
+ *                                     every drain's record were written
+ *                                     long after it read the sink
  */
 #include <errno.h>
 #include <inttypes.h>
@@ -62,6 +68,7 @@ struct trace_rec {		/* PERF_RECORD_AUXTRACE */
 
 struct aux_rec {		/* PERF_RECORD_AUX */
 	uint64_t offset, size, flags, time;
+	long long time_pos;	/* of the time in the file, or -1 */
 	int cpu;
 	unsigned int seq;	/* file order, for equal times */
 };
@@ -162,6 +169,31 @@ static void write_twice(const char *path, long long pos, uint16_t size,
 		die("write failed");
 }
 
+/*
+ * A copy of the input at path in which each of the na AUX records
+ * (sorted by time) is timed 1 ns before the next one.
+ */
+static void write_late(const char *path, const struct aux_rec *a, size_t na)
+{
+	FILE *out = fopen(path, "wb");
+	size_t i;
+
+	if (!out)
+		die(strerror(errno));
+	copy_out(out, 0, (uint64_t)input_size());
+	for (i = 0; i + 1 < na; i++) {
+		uint64_t late = a[i + 1].time - 1;
+
+		if (a[i].time_pos < 0 || a[i + 1].time <= a[i].time + 1)
+			continue;
+		if (fseeko(out, (off_t)a[i].time_pos, SEEK_SET) ||
+		    fwrite(&late, 1, sizeof(late), out) != sizeof(late))
+			die("write failed");
+	}
+	if (fclose(out))
+		die("write failed");
+}
+
 static void *grow(void *p, size_t *cap, size_t n, size_t elem)
 {
 	if (n < *cap)
@@ -220,7 +252,7 @@ int main(int argc, char **argv)
 	size_t nends = 0, capends = 0, e;
 	int verbose = 0, info_only = 0, have_ntrace = 0, one_buffer;
 	uint64_t dmg_at = 0, dmg_len = 0, ndmg = 0, *dmg_pos = NULL;
-	int twice = 0;
+	int twice = 0, late = 0;
 	long long pos, end, first_aux = -1;
 	uint16_t first_aux_size = 0;
 	FILE *out = NULL;
@@ -233,6 +265,8 @@ int main(int argc, char **argv)
 			info_only = 1;
 		else if (!strcmp(argv[1], "-2"))
 			twice = 1;
+		else if (!strcmp(argv[1], "-l"))
+			late = 1;
 		else if (!strcmp(argv[1], "-d") && argc > 2 &&
 			 sscanf(argv[2], "%" SCNu64 ",%" SCNu64, &dmg_at,
 				&dmg_len) == 2 && dmg_len && dmg_len <= 4096) {
@@ -244,7 +278,8 @@ int main(int argc, char **argv)
 	}
 	if (argc != (info_only ? 2 : 3)) {
 		fprintf(stderr, "usage: perf_aux [-v] PERF.DATA OUT | perf_aux -i PERF.DATA |\n"
-			"       perf_aux -d AT,LEN PERF.DATA OUT | perf_aux -2 PERF.DATA OUT\n");
+			"       perf_aux -d AT,LEN PERF.DATA OUT | perf_aux -2 PERF.DATA OUT |\n"
+			"       perf_aux -l PERF.DATA OUT\n");
 		return 2;
 	}
 	if (dmg_len) {
@@ -332,14 +367,17 @@ int main(int argc, char **argv)
 				a[na].offset -= a[na].size;
 			}
 			a[na].time = 0;
+			a[na].time_pos = -1;
 			a[na].cpu = -1;
 			a[na].seq = k;
 			/* the sample_id of the ntrace event (sample_id_all) */
 			if (sample_type & SAMPLE_TID)
 				at += 8;
 			if (sample_type & SAMPLE_TIME) {
-				if (at + 8 <= size)
+				if (at + 8 <= size) {
 					a[na].time = get64(rec + at);
+					a[na].time_pos = pos + (long long)at;
+				}
 				at += 8;
 			}
 			if (sample_type & SAMPLE_ID)
@@ -380,13 +418,16 @@ int main(int argc, char **argv)
 		if (first_aux < 0)
 			die("no PERF_RECORD_AUX record");
 		write_twice(argv[2], first_aux, first_aux_size, data_len);
+	} else if (late) {
+		qsort(a, na, sizeof(*a), by_time);
+		write_late(argv[2], a, na);
 	} else if (info_only) {
 		if (!info)
 			die("no AUXTRACE_INFO record");
 		for (i = 0; i < info_words; i++)
 			printf("%zu %#" PRIx64 "\n", i, info[i]);
 	}
-	if (twice || info_only) {
+	if (twice || late || info_only) {
 		free(t);
 		free(a);
 		free(rec);

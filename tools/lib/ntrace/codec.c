@@ -8,6 +8,7 @@
  * of the following variable field; a variable field always ends on a byte
  * boundary, marked by MSEO=01 (end of field) or MSEO=11 (end of message).
  */
+#include <stdalign.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -240,8 +241,34 @@ struct nt_reader {
 	bool short_indirect;		/* ... nor address extension */
 	uint64_t addr_mask;		/* reconstructed addresses: XLEN bits */
 	uint64_t addr_field_mask;	/* address fields: XLEN - 1 bits */
+	struct memo *memo;		/* MEMO_SLOTS; NULL: none */
 	uint8_t buf[NT_MAX_VENDOR_MSG_BYTES];
 };
+
+/*
+ * The message memo. A trace is the same few thousand short branch
+ * messages again and again (the decoder's run cache counts on it too),
+ * and the lean path makes the same record of the same bytes every
+ * time, but for the offset and what the reader's state adds: the
+ * target (the address history XOR U-ADDR) and the time (the last one
+ * plus TSTAMP). So the record the lean path made of a message of up to
+ * eight bytes is kept under its bytes, and the next time they come it
+ * is copied and those three filled in: no split into fields, no
+ * decision on the shape. A message's SRC is among its bytes, so the
+ * memo also tells which source's history and time it takes.
+ */
+#define MEMO_SLOTS_LOG2		10
+
+struct memo {
+	uint64_t bytes;		/* the message, first byte lowest; 0: none */
+	uint64_t uaddr2;	/* U-ADDR << 1 */
+	uint64_t keep;		/* all ones: no U-ADDR, history unchanged */
+	uint64_t tstamp;	/* added to the time */
+	/* the record: all but its offset, target and time are copied */
+	struct nt_msg_head {
+		unsigned char b[NT_MSG_CLEARED_BYTES];
+	} __attribute__((aligned(16))) head;
+} __attribute__((aligned(64)));
 
 struct var_field {
 	uint64_t v;
@@ -622,6 +649,14 @@ struct nt_reader *nt_reader_new(const struct nt_stream_cfg *cfg)
 	r->short_direct = !r->cfg.src_bits &&
 			  r->lean_nvar[NT_TCODE_DIRECT_BRANCH];
 	r->short_indirect = r->short_direct && !r->cfg.extend_addr_msb;
+	/* without it the reader only runs slower */
+	{
+		size_t size = sizeof(*r->memo) << MEMO_SLOTS_LOG2;
+
+		r->memo = aligned_alloc(alignof(struct memo), size);
+		if (r->memo)
+			memset(r->memo, 0, size);
+	}
 	return r;
 }
 
@@ -630,6 +665,7 @@ void nt_reader_free(struct nt_reader *r)
 	if (!r)
 		return;
 	free(r->src);
+	free(r->memo);
 	free(r);
 }
 
@@ -1297,13 +1333,107 @@ static bool lean_ready(const struct nt_reader *r)
 	       !r->skipping && !r->perr;
 }
 
+/* The bytes of the message that starts w and takes its first n <= 8. */
+static inline uint64_t msg_bytes(uint64_t w, uint32_t n)
+{
+	return w & (~0ull >> (64 - 8 * n));
+}
+
+static inline struct memo *memo_slot(struct memo *memo, uint64_t bytes)
+{
+	return &memo[(bytes * 0x9e3779b97f4a7c15ull) >> (64 - MEMO_SLOTS_LOG2)];
+}
+
+/* Keep m, the lean path's record of the n bytes that start w. */
+static void memo_keep(struct nt_reader *r, uint64_t w, uint32_t n,
+		      const struct nt_msg *m)
+{
+	struct memo *e;
+	uint64_t bytes;
+
+	/* SiFive's TSTAMP gives the bits that changed: not an addition */
+	if (!r->memo || n > 8 || ((m->fields & NT_F_TSTAMP) &&
+				  (r->cfg.quirks & NT_QUIRK_SIFIVE)))
+		return;
+	bytes = msg_bytes(w, n);
+	e = memo_slot(r->memo, bytes);
+	e->bytes = bytes;
+	e->uaddr2 = m->addr_field << 1;
+	e->keep = m->fields & NT_F_UADDR ? 0 : ~0ull;
+	e->tstamp = m->fields & NT_F_TSTAMP ? m->tstamp : 0;
+	memcpy(&e->head, m, sizeof(e->head));
+}
+
+/*
+ * The parts of the record a memo copies: from err_at to target, and
+ * from hist to time, 16 bytes a move; what lies between is filled in.
+ */
+#define MEMO_COPY1	offsetof(struct nt_msg, err_at)
+#define MEMO_COPY1_END	offsetof(struct nt_msg, target)
+#define MEMO_COPY2	offsetof(struct nt_msg, hist)
+#define MEMO_COPY2_END	offsetof(struct nt_msg, time)
+_Static_assert(offsetof(struct nt_msg, offset) == 0 &&
+	       MEMO_COPY1 == sizeof(uint64_t) &&
+	       (MEMO_COPY1_END - MEMO_COPY1) % 16 == 0 &&
+	       MEMO_COPY2 == MEMO_COPY1_END + sizeof(uint64_t) &&
+	       MEMO_COPY2_END - MEMO_COPY2 == 16 &&
+	       MEMO_COPY2_END + sizeof(uint64_t) == NT_MSG_CLEARED_BYTES,
+	       "struct nt_msg head changed");
+
+/* m from memo e, for a message at stream offset off: as the lean path */
+static inline __attribute__((always_inline))
+void memo_take(const struct memo *e, struct nt_msg *m, uint64_t off,
+	       uint64_t *addr, uint64_t *time, uint64_t addr_mask)
+{
+	uint64_t target = (e->uaddr2 ^ *addr) & addr_mask;
+	unsigned char *to = (unsigned char *)m;
+
+	memcpy(to + MEMO_COPY1, e->head.b + MEMO_COPY1,
+	       MEMO_COPY1_END - MEMO_COPY1);
+	memcpy(to + MEMO_COPY2, e->head.b + MEMO_COPY2,
+	       MEMO_COPY2_END - MEMO_COPY2);
+	m->offset = off;
+	m->target = target & ~e->keep;
+	*addr = (*addr & e->keep) | (target & ~e->keep);
+	*time += e->tstamp;
+	m->time = *time;
+}
+
+/* The source whose address history and time memo e takes. */
+static inline struct src_state *memo_src(struct nt_reader *r,
+					 const struct memo *e)
+{
+	uint16_t src;
+
+	memcpy(&src, e->head.b + offsetof(struct nt_msg, src), sizeof(src));
+	return &r->src[src];
+}
+
 int nt_reader_next(struct nt_reader *r, struct nt_msg *m)
 {
 	/* the common case first: a short branch message, nothing pending */
 	if (lean_ready(r)) {
-		uint32_t n = lean_branch(r, r->chunk + r->pos, m);
+		const uint8_t *q = r->chunk + r->pos;
+		uint64_t w = load_bytes(q);
+		uint32_t n = msg_end_len(w);
 
+		if (r->memo && n) {
+			const struct memo *e = memo_slot(r->memo,
+							 msg_bytes(w, n));
+
+			if (e->bytes == msg_bytes(w, n)) {
+				struct src_state *st = r->cfg.src_bits ?
+						       memo_src(r, e) : r->src;
+
+				memo_take(e, m, r->chunk_base + r->pos,
+					  &st->addr, &st->time, r->addr_mask);
+				r->pos += n;
+				return 1;
+			}
+		}
+		n = lean_branch(r, q, m);
 		if (n) {
+			memo_keep(r, w, n, m);
 			r->pos += n;
 			return 1;
 		}
@@ -1312,31 +1442,75 @@ int nt_reader_next(struct nt_reader *r, struct nt_msg *m)
 }
 
 /*
- * A stretch of short_shape() messages into m[0..max), its state in
- * locals: stores to the messages, which may alias the reader's fields,
- * then do not reload them. The caller made sure lean_ready().
+ * A stretch of messages the memo knows into m[0..max). Without SRC the
+ * one source's address history and time are kept in locals: stores to
+ * the records, which may alias the reader's fields, then do not reload
+ * them. The caller made sure lean_ready().
+ *
+ * Where each message ends is read first, 64 bytes at a time, from the
+ * MSEO bits alone: where the next message starts then does not wait
+ * on the memo, and the work on several messages overlaps.
  */
-static size_t short_run(struct nt_reader *r, struct nt_msg *m, size_t max)
+static inline __attribute__((always_inline))
+size_t memo_run_of(struct nt_reader *r, struct nt_msg *m, size_t max,
+		   bool srcs)
 {
 	const uint8_t *c = r->chunk;
 	size_t pos = r->pos, last = r->len - 8, k = 0;
 	uint64_t base = r->chunk_base, addr = r->src[0].addr;
-	struct short_state ss;
+	uint64_t time = r->src[0].time, addr_mask = r->addr_mask;
+	struct memo *memo = r->memo;
 
-	short_state_of(r, &addr, &ss);
 	while (k < max && pos <= last) {
-		uint32_t n;
+		size_t block = pos;
+		uint64_t ends = 0;
+		unsigned int i;
 
-		ss.offset = base + pos;
-		n = short_shape(&ss, load_bytes(c + pos), &m[k]);
-		if (!n)
-			break;
-		pos += n;
-		k++;
+		/* bit i: byte block + i ends a message; whole words only */
+		for (i = 0; i < 8 && block + 8 * i <= last; i++)
+			ends |= msg_end_bits(load_bytes(c + block + 8 * i))
+				<< (8 * i);
+		if (!ends)
+			break;	/* a long message: nt_reader_next()'s */
+		do {
+			size_t end = block + (size_t)__builtin_ctzll(ends);
+			uint32_t n = (uint32_t)(end + 1 - pos);
+			const struct memo *e;
+			uint64_t bytes;
+
+			if (n > 8)
+				goto out;
+			bytes = msg_bytes(load_bytes(c + pos), n);
+			e = memo_slot(memo, bytes);
+			if (e->bytes != bytes)
+				goto out;
+			if (srcs) {
+				struct src_state *st = memo_src(r, e);
+
+				memo_take(e, &m[k], base + pos, &st->addr,
+					  &st->time, addr_mask);
+			} else {
+				memo_take(e, &m[k], base + pos, &addr, &time,
+					  addr_mask);
+			}
+			pos = end + 1;
+			k++;
+			ends &= ends - 1;
+		} while (ends && k < max && pos <= last);
 	}
+out:
 	r->pos = pos;
-	r->src[0].addr = addr;
+	if (!srcs) {
+		r->src[0].addr = addr;
+		r->src[0].time = time;
+	}
 	return k;
+}
+
+static size_t memo_run(struct nt_reader *r, struct nt_msg *m, size_t max)
+{
+	return r->cfg.src_bits ? memo_run_of(r, m, max, true) :
+				 memo_run_of(r, m, max, false);
 }
 
 size_t nt_reader_next_batch(struct nt_reader *r, struct nt_msg *m,
@@ -1345,28 +1519,13 @@ size_t nt_reader_next_batch(struct nt_reader *r, struct nt_msg *m,
 	size_t k = 0;
 
 	while (k < max) {
-		if (lean_ready(r)) {
-			uint32_t n;
-
-			k += short_run(r, m + k, max - k);
+		if (r->memo && lean_ready(r)) {
+			k += memo_run(r, m + k, max - k);
 			if (k == max)
 				break;
-			/*
-			 * short_run() stopped at a message short_shape() does
-			 * not take, or near the chunk's end: the rest of the
-			 * way nt_reader_next() goes, without short_shape()
-			 * again
-			 */
-			n = lean_ready(r) ?
-			    lean_general(r, load_bytes(r->chunk + r->pos),
-					 &m[k]) : 0;
-			if (n) {
-				r->pos += n;
-				k++;
-				continue;
-			}
 		}
-		if (!reader_next_general(r, &m[k]))
+		/* one the memo does not know yet, or nothing is pending */
+		if (!nt_reader_next(r, &m[k]))
 			break;
 		k++;
 	}

@@ -30,6 +30,30 @@ static inline uint64_t load_bytes(const uint8_t *p)
 	return w;
 }
 
+/* Bit 0 of each byte of w set where that byte ends a message (MSEO=11). */
+static inline uint64_t msg_ends(uint64_t w)
+{
+	return w & (w >> 1) & BYTES_EACH(1);
+}
+
+/* Bit i set where byte i of w ends a message. */
+static inline uint64_t msg_end_bits(uint64_t w)
+{
+	/* bit 0 of byte i to bit 56 + i, then down */
+	return (msg_ends(w) * 0x0102040810204080ull) >> 56;
+}
+
+/*
+ * The length of the message that starts w when it ends within it (its
+ * first MSEO=11), 0 when it does not.
+ */
+static inline uint32_t msg_end_len(uint64_t w)
+{
+	uint64_t ends = msg_ends(w);
+
+	return ends ? (uint32_t)__builtin_ctzll(ends) / 8 + 1 : 0;
+}
+
 /*
  * The bytes from the reader's position when the next one starts a
  * message with nothing pending (no partial message, error or

@@ -722,6 +722,89 @@ static void short_shapes(void)
 	}
 }
 
+/*
+ * A few branch messages, each written once and then sent again and
+ * again in random order, sync messages among them to set the address
+ * and the time: the reader takes a message it has read before from its
+ * memo, with only the offset, target and time filled in anew. Read as
+ * one buffer, in batches and a byte at a time (never from the memo),
+ * the records must be the same, targets and times included, in every
+ * stream the memo serves (TSTAMP added, TSTAMP as SiFive's changed
+ * bits, which it must not take, addresses extended) and one with SRC.
+ */
+static void repeated_messages(void)
+{
+	static struct nt_msg whole[MAX_MSGS * 2], bytes[MAX_MSGS * 2];
+	static struct nt_msg batched[MAX_MSGS * 2];
+	static uint8_t buf[MAX_MSGS * 40];
+	static const unsigned int kinds[] = {
+		NT_TCODE_DIRECT_BRANCH, NT_TCODE_INDIRECT_BRANCH,
+		NT_TCODE_INDIRECT_BRANCH_HIST, NT_TCODE_INDIRECT_BRANCH_SYNC,
+	};
+	unsigned int variant;
+
+	for (variant = 0; variant < 5; variant++) {
+		struct nt_stream_cfg cfg = {
+			.timestamps = variant == 1 || variant == 2,
+			.quirks = variant == 2 ? NT_QUIRK_SIFIVE : 0,
+			.extend_addr_msb = variant == 3,
+			.xlen = variant == 3 ? 32 : 64,
+			.src_bits = variant == 4 ? 2 : 0,
+		};
+		uint8_t msg[16][40];
+		int size[16];
+		size_t len = 0, n, nb, nbatch, i, differ = 0, bdiffer = 0;
+		size_t repeats = 0;
+		uint64_t times = 0;
+
+		for (i = 0; i < 16; i++) {
+			struct nt_msg m;
+
+			random_msg(&cfg, kinds[i % 4], &m);
+			/* short fields: messages of up to eight bytes */
+			m.icnt = rnd() % 300;
+			m.addr_field = rnd() & 0x3fff;
+			m.hist = 1 + rnd() % 127;
+			m.tstamp &= 0xfff;
+			if (i % 4 == 3)
+				m.addr_field = rnd_bits(31) << 1;
+			size[i] = nt_write_msg(&cfg, &m, msg[i],
+					       sizeof(msg[i]));
+		}
+		while (repeats < MAX_MSGS && len + 40 < sizeof(buf)) {
+			i = rnd() % 16;
+			if (size[i] <= 0)
+				continue;
+			memcpy(buf + len, msg[i], (size_t)size[i]);
+			len += (size_t)size[i];
+			repeats++;
+		}
+		n = parse(&cfg, buf, len, 0, whole, MAX_MSGS * 2);
+		nb = parse(&cfg, buf, len, 1, bytes, MAX_MSGS * 2);
+		nbatch = parse_batch(&cfg, buf, len, rnd() & 1 ? 0 : 4096,
+				     1 + rnd() % 64, batched, MAX_MSGS * 2);
+		for (i = 0; i < n && i < nb; i++) {
+			const struct nt_msg *m = &whole[i];
+
+			if (memcmp(m, &bytes[i], NT_MSG_CLEARED_BYTES) ||
+			    !same_fields(m, &bytes[i]))
+				differ++;
+			if (i >= nbatch ||
+			    memcmp(m, &batched[i], NT_MSG_CLEARED_BYTES))
+				bdiffer++;
+			times += whole[i].time != 0;
+		}
+		tap_ok(n == repeats && nb == n && nbatch == n && !differ &&
+		       !bdiffer && (times > 0) == cfg.timestamps,
+		       "%zu repeats of 16 messages (timestamps %u, quirks %u, "
+		       "addr ext %u, src %u): the same records whole, in "
+		       "batches and byte by byte (%zu, %zu and %zu; %zu and "
+		       "%zu differ)", repeats, cfg.timestamps, cfg.quirks,
+		       cfg.extend_addr_msb, cfg.src_bits, n, nbatch, nb,
+		       differ, bdiffer);
+	}
+}
+
 int main(void)
 {
 	golden_message_example();
@@ -733,5 +816,6 @@ int main(void)
 	sifive_timestamps();
 	random_garbage();
 	short_shapes();
+	repeated_messages();
 	return tap_done();
 }

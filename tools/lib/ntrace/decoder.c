@@ -1770,7 +1770,7 @@ static uint32_t run_epoch(struct nt_decoder *d, const struct src_dec *s)
  */
 static inline uint64_t first_msg_mask(uint64_t w)
 {
-	uint64_t ends = w & (w >> 1) & BYTES_EACH(1);	/* MSEO=11 */
+	uint64_t ends = msg_ends(w);
 
 	if ((w & 3) || !ends)
 		return 0;

@@ -5,7 +5,7 @@
  *   bench_decode [-n INSNS] [-r REPS] [-t TRACE] ELF PCS
  *
  * The program's records are replayed through the encoder until the trace
- * holds at least INSNS instructions (default 30M), for three option sets
+ * holds at least INSNS instructions (default 300M), for three option sets
  * (or TRACE, an HTM or BTM trace of the ELF without SRC or TSTAMP, is
  * decoded as it is). Each trace is written to a file and decoded in a
  * child process reading 1 MiB at a time, so the child's peak RSS is the
@@ -292,7 +292,7 @@ int main(int argc, char **argv)
 		{ "htm", os_htm_plain },
 		{ "btm", os_btm },
 	};
-	uint64_t min_insns = 30000000;
+	uint64_t min_insns = 300000000;
 	unsigned long reps = 3;
 	const char *trace = NULL;
 	char dir[2048], *slash;

@@ -10,7 +10,7 @@
 #   3. reader throughput (MB/s, messages/s) on >= 256 MiB of N-Trace
 #      (BENCH_MIB overrides), whole buffer (a record a call and 64 a
 #      call) and 64 KiB chunks
-#   4. flow decoder throughput and peak memory on >= 30M-instruction
+#   4. flow decoder throughput and peak memory on >= 300M-instruction
 #      traces (BENCH_DECODE_INSNS overrides)
 #   5. 'ntrace decode --format pcs -o /dev/null' on such a trace
 #   6. perf script --itrace=b against ntrace decode --format branches on
@@ -120,8 +120,8 @@ echo "##    with the PC list; peak memory independent of the trace length)"
 make -s -C "$root" O="$mk_O" "$mk_O/bench/bench_decode" >/dev/null
 for p in qsort_cb interp; do
 	load
-	"${pin[@]}" "$O/bench/bench_decode" -n "${BENCH_DECODE_INSNS:-30000000}" \
-		"$P/$p" "$P/$p.pcs"
+	"${pin[@]}" "$O/bench/bench_decode" \
+		-n "${BENCH_DECODE_INSNS:-300000000}" "$P/$p" "$P/$p.pcs"
 	echo
 done
 
@@ -129,7 +129,7 @@ echo "## 5. ntrace decode --format pcs -o /dev/null (goal: >= 300M instructions/
 # copies of one trace, each from a sync to a ProgTraceCorrelation, are
 # one long valid trace; the goal is for every option set, and BTM's has
 # the most messages per instruction
-insns=${BENCH_DECODE_INSNS:-30000000}
+insns=${BENCH_DECODE_INSNS:-300000000}
 per=$(wc -l <"$P/$codec_program.pcs")
 copies=$((insns / per + 1))
 for mode in htm btm; do

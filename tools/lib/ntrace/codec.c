@@ -1030,12 +1030,11 @@ uint32_t short_shape(struct short_state *ss, uint64_t w, struct nt_msg *m)
 	return n;
 }
 
-/* ss for r, the address kept at addr: r's own, or a copy of it */
-static void short_state_of(const struct nt_reader *r, uint64_t *addr,
-			   struct short_state *ss)
+/* ss for r, at its position */
+static void short_state_of(struct nt_reader *r, struct short_state *ss)
 {
 	ss->offset = r->chunk_base + r->pos;
-	ss->addr = addr;
+	ss->addr = &r->src[0].addr;
 	ss->time = r->src[0].time;
 	ss->addr_mask = r->addr_mask;
 	ss->direct = r->short_direct;
@@ -1167,7 +1166,7 @@ static inline uint32_t lean_branch(struct nt_reader *r, const uint8_t *q,
 	struct short_state ss;
 	uint32_t n;
 
-	short_state_of(r, &r->src[0].addr, &ss);
+	short_state_of(r, &ss);
 	n = short_shape(&ss, w, m);
 	return n ? n : lean_general(r, w, m);
 }
@@ -1418,10 +1417,10 @@ int nt_reader_next(struct nt_reader *r, struct nt_msg *m)
 		uint32_t n = msg_end_len(w);
 
 		if (r->memo && n) {
-			const struct memo *e = memo_slot(r->memo,
-							 msg_bytes(w, n));
+			uint64_t bytes = msg_bytes(w, n);
+			const struct memo *e = memo_slot(r->memo, bytes);
 
-			if (e->bytes == msg_bytes(w, n)) {
+			if (e->bytes == bytes) {
 				struct src_state *st = r->cfg.src_bits ?
 						       memo_src(r, e) : r->src;
 

@@ -692,15 +692,14 @@ const uint8_t *nt_reader_peek(const struct nt_reader *r, size_t *avail,
 	return r->chunk + r->pos;
 }
 
-uint64_t nt_reader_addr(const struct nt_reader *r)
+uint64_t *nt_reader_addr_of(struct nt_reader *r, unsigned int src)
 {
-	return r->src[0].addr;
+	return &r->src[src].addr;
 }
 
-void nt_reader_take(struct nt_reader *r, size_t n, uint64_t addr)
+void nt_reader_take(struct nt_reader *r, size_t n)
 {
 	r->pos += n;
-	r->src[0].addr = addr;
 }
 
 void nt_reader_reset_state(struct nt_reader *r)

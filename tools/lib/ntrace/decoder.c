@@ -110,6 +110,9 @@ struct src_dec {
 	/* the block the last walk ended with, for the next: see walk() */
 	uint32_t walk_prev, walk_resets;
 	uint8_t walk_out;
+	uint32_t run_prev;	/* the run its last message was: run_find() */
+	uint64_t *addr;		/* the reader's address history of it */
+	unsigned int run_epoch_slot;	/* where run_epoch() looks first */
 };
 
 /* B-TYPE values an encoder reports traps with */
@@ -146,7 +149,7 @@ struct run {
 	/* direct: the PC after it; indirect: target = address history ^ next */
 	uint64_t next;
 	uint32_t epoch;		/* of the state it decoded in: run_epoch() */
-	uint32_t succ;		/* the run taken after it last time, 0: none */
+	uint32_t succ;		/* its source's next run last time, 0: none */
 	uint32_t insns, halfwords, transfers;
 	uint32_t guard;		/* bit i: the value of pop i decided the walk */
 	uint16_t nev;
@@ -214,7 +217,6 @@ struct nt_decoder {
 	uint32_t *run_slots;		/* arena offsets of runs, by hash */
 	uint8_t *run_arena;
 	uint32_t run_used, run_cap;	/* bytes; offset 0 is no run */
-	uint32_t run_prev;		/* the run the last message was */
 	uint32_t run_epoch_ids;		/* last epoch id given out */
 	unsigned int run_epoch_next;	/* the epoch replaced next */
 	struct run_epoch run_epochs[RUN_EPOCHS];
@@ -274,12 +276,8 @@ struct nt_decoder *nt_decoder_new(const struct nt_decoder_cfg *cfg,
 	d->rd = nt_reader_new(&cfg->stream);
 	d->slot_mask = (1u << 12) - 1;
 	d->slots = calloc(d->slot_mask + 1, sizeof(*d->slots));
-	/*
-	 * A run is keyed by the message's bytes: SRC would make one per
-	 * source, and a TSTAMP one per message.
-	 */
-	d->run_on = cfg->run_cache && !cfg->stream.src_bits &&
-		    !cfg->stream.timestamps && cfg->src <= 0;
+	/* A run is keyed by the message's bytes: a TSTAMP makes one a message */
+	d->run_on = cfg->run_cache && !cfg->stream.timestamps;
 	if (d->run_on) {
 		d->run_slots = calloc(1u << RUN_SLOTS_LOG2,
 				      sizeof(*d->run_slots));
@@ -431,6 +429,7 @@ static struct src_dec *get_src(struct nt_decoder *d, unsigned int src)
 		return NULL;
 	}
 	select_images(d, s);
+	s->addr = nt_reader_addr_of(d->rd, src);
 	d->srcs[src] = s;
 	return s;
 }
@@ -1708,6 +1707,16 @@ decode_msg(struct nt_decoder *d, const struct nt_msg *m)
  * path takes it, as it takes every message the cache does not know.
  */
 
+/* No source's last message is a run. */
+static void run_links_reset(struct nt_decoder *d)
+{
+	unsigned int i;
+
+	for (i = 0; i < MAX_SRC; i++)
+		if (d->srcs[i])
+			d->srcs[i]->run_prev = 0;
+}
+
 /* Forget every run (the arena is full, or epochs may mean other states). */
 static void run_cache_reset(struct nt_decoder *d)
 {
@@ -1716,7 +1725,7 @@ static void run_cache_reset(struct nt_decoder *d)
 	memset(d->run_slots, 0, sizeof(*d->run_slots) << RUN_SLOTS_LOG2);
 	memset(d->run_epochs, 0, sizeof(d->run_epochs));
 	d->run_used = 8;
-	d->run_prev = 0;
+	run_links_reset(d);
 }
 
 static struct run *run_at(const struct nt_decoder *d, uint32_t at)
@@ -1738,21 +1747,26 @@ static uint32_t run_slot(uint64_t pc, uint64_t bytes)
  * one that comes back after that gets a new id, and its runs are made
  * again.
  */
-static uint32_t run_epoch(struct nt_decoder *d, const struct src_dec *s)
+static uint32_t run_epoch(struct nt_decoder *d, struct src_dec *s)
 {
 	struct run_epoch *ep;
-	unsigned int i;
+	unsigned int i, at;
 
+	/* a funnel's sources take turns: each looks where it found its own */
 	for (i = 0; i < RUN_EPOCHS; i++) {
-		ep = &d->run_epochs[i];
+		at = (s->run_epoch_slot + i) % RUN_EPOCHS;
+		ep = &d->run_epochs[at];
 		if (ep->id && ep->ctx == s->ctx && ep->priv == s->priv &&
-		    ep->order_gen == s->order_gen)
+		    ep->order_gen == s->order_gen) {
+			s->run_epoch_slot = at;
 			return ep->id;
+		}
 	}
 	if (!++d->run_epoch_ids) {
 		run_cache_reset(d);
 		d->run_epoch_ids = 1;
 	}
+	s->run_epoch_slot = d->run_epoch_next;
 	ep = &d->run_epochs[d->run_epoch_next];
 	d->run_epoch_next = (d->run_epoch_next + 1) % RUN_EPOCHS;
 	ep->ctx = s->ctx;
@@ -1852,11 +1866,11 @@ static inline bool run_fits(const struct nt_decoder *d,
  * find where the message ends: a run's bytes end where its message
  * does), or else one of the two ways of the message's hash slot (two
  * runs of the same bytes from the same PC may differ in the return
- * addresses they followed).
+ * addresses they followed). Always inlined: called, it cost 11%.
  */
-static inline struct run *run_find(struct nt_decoder *d,
-				   const struct src_dec *s, uint32_t prev,
-				   uint64_t pc, uint64_t w, uint32_t epoch)
+static inline __attribute__((always_inline))
+struct run *run_find(struct nt_decoder *d, const struct src_dec *s,
+		     uint32_t prev, uint64_t pc, uint64_t w, uint32_t epoch)
 {
 	uint64_t bytes, mask;
 	uint32_t at, slot;
@@ -1886,35 +1900,72 @@ static inline struct run *run_find(struct nt_decoder *d,
 	return e;
 }
 
-/*
- * Take the messages from the reader's position that the cache knows,
- * until one it does not: what decode_msg() would do with each. What
- * only the last one decides (s->last, ...) is written back once, at the
- * end. The commonest runs are taken without a branch on what they are:
- * at most one pop (not followed) and one push, so that a run without
- * either is one that pops and pushes nothing; the PC after it is its
- * last event's destination, which an IndirectBranch's run gets from
- * the address history; the offset goes into the first two event slots
- * whether or not the second is an event.
- */
-static void run_cache_take(struct nt_decoder *d)
+/* Whether the cache may take messages of s now. */
+static inline bool run_may_take(const struct src_dec *s)
 {
-	struct src_dec *s = d->srcs[0];
-	const uint8_t *p, *code;
-	size_t avail, done = 0;
-	uint64_t off, addr, pc, insns = 0, half = 0, taken = 0, msgs = 0;
-	uint32_t epoch, prev = d->run_prev;
+	return s && s->synced && !s->want_scontext && !s->pend_icnt &&
+	       !s->walked;
+}
+
+/*
+ * A stretch of messages of s ends, last its last run taken (NULL: none),
+ * pc and addr its PC and address history after it: what only the last
+ * one decides, written back.
+ */
+static inline void run_stretch_end(struct src_dec *s, const struct run *last,
+				   uint64_t pc, uint64_t addr, uint32_t prev)
+{
+	s->run_prev = prev;
+	if (!last)
+		return;
+	s->pc = pc;
+	*s->addr = addr;
+	s->priv_may_change = last->flags & RUN_PRIV_MAY_CHANGE;
+	s->last.tcode = last->tcode;
+	s->last.btype = NT_BTYPE_INDIRECT;
+	s->last.icnt = last->icnt;
+	s->last.hist = last->hist;
+	s->last.target = last->flags & RUN_INDIRECT ? addr : 0;
+	s->last_valid = true;
+	/* where the general path's next walk starts: no hint */
+	s->walk_prev = 0;
+}
+
+/*
+ * Take the messages at p (avail bytes, the first at stream offset off)
+ * that the cache knows, until one it does not: what decode_msg() would
+ * do with each. Returns the bytes taken. What only the last message of
+ * a source decides (s->last, ...) is written back once, when another
+ * source's message comes or at the end. The commonest runs are taken
+ * without a branch on what they are: at most one pop (not followed)
+ * and one push, so that a run without either is one that pops and
+ * pushes nothing; the PC after it is its last event's destination,
+ * which an IndirectBranch's run gets from the address history; the
+ * offset goes into the first two event slots whether or not the second
+ * is an event.
+ *
+ * A multi-hart system's funnel interleaves its harts' messages, often
+ * one by one. A run's bytes hold the message's SRC, and its epoch is of
+ * one source (each has its own image order), so a run is of one
+ * source; switching the source in the loop costs a write-back and a
+ * load of its state. with_src, a constant in each of the two copies
+ * (run_cache_take()'s and run_take_srcs()), leaves the test of each
+ * message's SRC out of streams without one. The state is in plain
+ * locals: kept in a struct, GCC left it in memory, 10% slower.
+ */
+static inline __attribute__((always_inline))
+size_t run_take(struct nt_decoder *d, const uint8_t *p, size_t avail,
+		uint64_t off, bool with_src)
+{
+	unsigned int src_bits = d->cfg.stream.src_bits, src = 0;
+	uint64_t insns = 0, half = 0, taken = 0, msgs = 0, pc = 0, addr = 0;
 	unsigned int depth = d->cfg.ir_depth;
 	struct run *e, *last = NULL;
+	struct src_dec *s = NULL;
+	uint32_t epoch = 0, prev = 0;
+	const uint8_t *code;
+	size_t done = 0;
 
-	if (!s || !s->synced || s->want_scontext || s->pend_icnt || s->walked)
-		return;
-	p = nt_reader_peek(d->rd, &avail, &off);
-	if (!p)
-		return;
-	addr = nt_reader_addr(d->rd);
-	epoch = run_epoch(d, s);
-	pc = s->pc;
 	while (avail - done >= 8) {
 		uint64_t w, to, old, keep;
 		unsigned int i, top;
@@ -1922,6 +1973,21 @@ static void run_cache_take(struct nt_decoder *d)
 		struct nt_event *ev;
 
 		w = load_bytes(p + done);
+		if (!s || (with_src && msg_src(w, src_bits) != src)) {
+			if (s)
+				run_stretch_end(s, last, pc, addr, prev);
+			src = msg_src(w, src_bits);
+			s = d->srcs[src];
+			if (!run_may_take(s)) {
+				s = NULL;
+				break;
+			}
+			last = NULL;
+			pc = s->pc;
+			addr = *s->addr;
+			epoch = run_epoch(d, s);
+			prev = s->run_prev;
+		}
 		e = run_find(d, s, prev, pc, w, epoch);
 		if (!e)
 			break;
@@ -1973,25 +2039,43 @@ static void run_cache_take(struct nt_decoder *d)
 		last = e;
 		done += e->size;
 	}
-	d->run_prev = prev;
-	if (!last)
-		return;
+	if (s)
+		run_stretch_end(s, last, pc, addr, prev);
 	d->st.msgs += msgs;
 	d->st.cached_msgs += msgs;
 	d->st.insns += insns;
 	d->st.halfwords += half;
 	d->st.transfers += taken;
-	s->pc = pc;
-	s->priv_may_change = last->flags & RUN_PRIV_MAY_CHANGE;
-	s->last.tcode = last->tcode;
-	s->last.btype = NT_BTYPE_INDIRECT;
-	s->last.icnt = last->icnt;
-	s->last.hist = last->hist;
-	s->last.target = last->flags & RUN_INDIRECT ? addr : 0;
-	s->last_valid = true;
-	/* where the general path's next walk starts: no hint */
-	s->walk_prev = 0;
-	nt_reader_take(d->rd, done, addr);
+	return done;
+}
+
+/*
+ * The copy for streams with SRC, out of line: nt_decoder_feed() takes in
+ * the copy without, and with both in it GCC stopped inlining
+ * run_find(), which cost streams without SRC 11%.
+ */
+static size_t __attribute__((noinline))
+run_take_srcs(struct nt_decoder *d, const uint8_t *p, size_t avail,
+	      uint64_t off)
+{
+	return run_take(d, p, avail, off, true);
+}
+
+/* Take the messages from the reader's position that the cache knows. */
+static void run_cache_take(struct nt_decoder *d)
+{
+	size_t avail, done;
+	const uint8_t *p;
+	uint64_t off;
+
+	p = nt_reader_peek(d->rd, &avail, &off);
+	if (!p)
+		return;
+	if (d->cfg.stream.src_bits)
+		done = run_take_srcs(d, p, avail, off);
+	else
+		done = run_take(d, p, avail, off, false);
+	nt_reader_take(d->rd, done);
 }
 
 /* What a message is recorded with, for record_end(). */
@@ -1999,7 +2083,7 @@ struct run_start {
 	uint64_t pc, bytes, mask, offset, addr, gaps, errors;
 	uint64_t insns, halfwords, transfers;
 	uint64_t deviations[NT_DEV__COUNT];
-	unsigned int size, count;
+	unsigned int size, count, src;
 	uint32_t epoch;
 };
 
@@ -2026,24 +2110,26 @@ static void record_stop(struct nt_decoder *d)
 /* Record the next message if the cache could take it again. */
 static bool record_begin(struct nt_decoder *d, struct run_start *rs)
 {
-	struct src_dec *s = d->srcs[0];
+	struct src_dec *s;
 	const uint8_t *p;
 	size_t avail;
 	uint64_t w;
 
-	if (!s || !s->synced || s->want_scontext || s->pend_icnt || s->walked)
-		return false;
 	p = nt_reader_peek(d->rd, &avail, &rs->offset);
 	if (!p || avail < 8)
 		return false;
 	w = load_bytes(p);
+	rs->src = msg_src(w, d->cfg.stream.src_bits);
+	s = d->srcs[rs->src];
+	if (!run_may_take(s))
+		return false;
 	rs->mask = first_msg_mask(w);
 	if (!rs->mask || !run_tcode(p[0] >> 2))
 		return false;
 	rs->bytes = w & rs->mask;
 	rs->size = (unsigned int)(64 - __builtin_clzll(rs->mask)) / 8;
 	rs->pc = s->pc;
-	rs->addr = nt_reader_addr(d->rd);
+	rs->addr = *s->addr;
 	rs->epoch = run_epoch(d, s);
 	rs->count = s->count;
 	rs->gaps = d->st.gaps;
@@ -2102,13 +2188,13 @@ static uint32_t record_end(struct nt_decoder *d, const struct nt_msg *m,
 	unsigned int npop = 0, npush = 0, i;
 	int h = 0, rise = 0;
 	uint32_t guard = 0, at, size, slot;
-	struct src_dec *s = d->srcs[0];
+	struct src_dec *s = d->srcs[rs->src];
 	struct run *e, *prior;
 
 	record_stop(d);
 	if (d->rec_bad || !d->rec_nev || m->offset != rs->offset ||
 	    m->size != rs->size ||
-	    m->err || !run_tcode(m->tcode) || m->src ||
+	    m->err || !run_tcode(m->tcode) || m->src != rs->src ||
 	    (m->tcode != NT_TCODE_DIRECT_BRANCH &&
 	     m->btype != NT_BTYPE_INDIRECT) ||
 	    d->st.gaps != rs->gaps || d->st.errors != rs->errors ||
@@ -2194,6 +2280,7 @@ static uint32_t record_end(struct nt_decoder *d, const struct nt_msg *m,
 void nt_decoder_feed(struct nt_decoder *d, const uint8_t *data, size_t len)
 {
 	struct run_start rs;
+	struct src_dec *s;
 	struct nt_msg m;
 	uint32_t at;
 	bool rec;
@@ -2219,10 +2306,13 @@ void nt_decoder_feed(struct nt_decoder *d, const uint8_t *data, size_t len)
 		if (!branch_fast(d, &m))
 			decode_msg(d, &m);
 		at = rec ? record_end(d, &m, &rs) : 0;
-		/* the run before the next, for its successor link */
-		if (at && d->run_prev)
-			run_at(d, d->run_prev)->succ = at;
-		d->run_prev = at;
+		/* its source's run before the next, for its successor link */
+		s = d->srcs[m.src];
+		if (s) {
+			if (at && s->run_prev)
+				run_at(d, s->run_prev)->succ = at;
+			s->run_prev = at;
+		}
 	}
 	d->msg = NULL;
 }
@@ -2232,7 +2322,7 @@ void nt_decoder_finish(struct nt_decoder *d)
 	struct nt_msg m;
 
 	nt_reader_finish(d->rd);
-	d->run_prev = 0;
+	run_links_reset(d);
 	while (nt_reader_next(d->rd, &m)) {
 		if (!branch_fast(d, &m))
 			decode_msg(d, &m);

@@ -55,6 +55,21 @@ static inline uint32_t msg_end_len(uint64_t w)
 }
 
 /*
+ * The SRC field of the message that starts w. It comes right after
+ * TCODE, and fields fill the six MDO bits of each byte from bit 2 up
+ * (N-Trace "Unified N-Trace Message Structure", "Order of bits and
+ * bytes"): bits 2-7 of the second byte, then of the third. Two bytes
+ * hold NT_MAX_SRC_BITS.
+ */
+static inline unsigned int msg_src(uint64_t w, unsigned int src_bits)
+{
+	uint64_t mdo = (w >> 10 & 0x3f) | (w >> 18 & 0x3f) << 6;
+
+	return (unsigned int)mdo & ((1u << src_bits) - 1);
+}
+_Static_assert(NT_MAX_SRC_BITS <= 12, "msg_src() reads two bytes of SRC");
+
+/*
  * The bytes from the reader's position when the next one starts a
  * message with nothing pending (no partial message, error or
  * resynchronisation), with how many there are and the stream offset of
@@ -62,13 +77,17 @@ static inline uint32_t msg_end_len(uint64_t w)
  */
 const uint8_t *nt_reader_peek(const struct nt_reader *r, size_t *avail,
 			      uint64_t *offset);
-/* The address history of SRC 0 (the base of its next U-ADDR). */
-uint64_t nt_reader_addr(const struct nt_reader *r);
 /*
- * Past n bytes of whole messages from nt_reader_peek(), with addr the
- * address history of SRC 0 after them. Only for streams without SRC
- * and TSTAMP, whose other reader state those messages do not change.
+ * Where the reader keeps the address history of source src (the base of
+ * its next U-ADDR), for as long as the reader lives.
  */
-void nt_reader_take(struct nt_reader *r, size_t n, uint64_t addr);
+uint64_t *nt_reader_addr_of(struct nt_reader *r, unsigned int src);
+/*
+ * Past n bytes of whole messages from nt_reader_peek(). Only for streams
+ * without TSTAMP, and only once the caller has set the address history
+ * of each source those messages changed: no other reader state depends
+ * on them.
+ */
+void nt_reader_take(struct nt_reader *r, size_t n);
 
 #endif

@@ -2,12 +2,14 @@
 /*
  * Flow decoder throughput and memory.
  *
- *   bench_decode [-n INSNS] [-r REPS] [-t TRACE] ELF PCS
+ *   bench_decode [-n INSNS] [-r REPS] [-t TRACE [-s SRC_BITS]] ELF PCS
  *
  * The program's records are replayed through the encoder until the trace
- * holds at least INSNS instructions (default 300M), for three option sets
- * (or TRACE, an HTM or BTM trace of the ELF without SRC or TSTAMP, is
- * decoded as it is). Each trace is written to a file and decoded in a
+ * holds at least INSNS instructions (default 300M), for three option sets,
+ * and for two of them again with two sources: two harts through a
+ * funnel, SRC 1 bit wide. Or TRACE, an HTM or BTM trace of the ELF
+ * without TSTAMP (its SRC SRC_BITS wide, default none), is decoded as it
+ * is. Each trace is written to a file and decoded in a
  * child process reading 1 MiB at a time, so the child's peak RSS is the
  * decoder's own memory: it is measured on the full trace and on a tenth
  * of it to show that it does not grow with the trace. Rows: events only
@@ -56,48 +58,92 @@ static void count_events(void *ctx, const struct nt_event *ev, size_t n)
 			events_insns += ev[i].ninsn;
 }
 
-/* Encode p's records again and again until min_insns have retired. */
+/* Trace bytes on their way to the file, written a MiB at a time. */
+struct sink {
+	int fd;
+	size_t len, total;
+	uint8_t buf[1 << 20];
+};
+
+static void sink_flush(struct sink *k)
+{
+	if (write(k->fd, k->buf, k->len) != (ssize_t)k->len)
+		exit(1);
+	k->len = 0;
+}
+
+/* Take what e has made so far. */
+static void drain(struct nt_encoder *e, struct sink *k)
+{
+	size_t len;
+	const uint8_t *out = nt_encoder_output(e, &len);
+
+	if (k->len + len > sizeof(k->buf))
+		sink_flush(k);
+	if (len > sizeof(k->buf)) {
+		if (write(k->fd, out, len) != (ssize_t)len)
+			exit(1);
+	} else {
+		memcpy(k->buf + k->len, out, len);
+		k->len += len;
+	}
+	k->total += len;
+	nt_encoder_consume(e, len);
+}
+
+/*
+ * Encode p's records again and again until min_insns have retired. With
+ * two sources, a second encoder (SRC 1) traces p a third of the way
+ * ahead, and each writes what it made after every record, as a funnel
+ * merges two harts that trace at once: their messages alternate as
+ * finely as they come.
+ */
 static char *make_trace(const struct prog *p, const struct nt_encoder_cfg *cfg,
-			uint64_t min_insns, uint64_t *insns, size_t *bytes)
+			unsigned int sources, uint64_t min_insns,
+			uint64_t *insns, size_t *bytes)
 {
 	static char path[] = "/tmp/ntrace-bench-decode.XXXXXX";
+	static struct sink sink;
 	char *name = strdup(path);
 	const char *err = NULL;
-	struct nt_encoder *e = nt_encoder_new(cfg, &err);
-	int fd = name ? mkstemp(name) : -1;
-	size_t i;
+	struct nt_encoder *e[2] = { NULL, NULL };
+	size_t i, ahead = p->nrecs / 3;
+	unsigned int k;
 
-	if (!e || fd < 0)
-		die("%s", e ? strerror(errno) : err);
+	sink.fd = name ? mkstemp(name) : -1;
+	sink.len = 0;
+	sink.total = 0;
+	for (k = 0; k < sources; k++) {
+		struct nt_encoder_cfg c = *cfg;
+
+		c.src_id = (uint16_t)k;
+		e[k] = nt_encoder_new(&c, &err);
+		if (!e[k])
+			die("%s", err);
+		nt_encoder_start(e[k], NT_SYNC_TRACE_ENABLE);
+	}
+	if (sink.fd < 0)
+		die("%s", strerror(errno));
 	*insns = 0;
-	*bytes = 0;
-	nt_encoder_start(e, NT_SYNC_TRACE_ENABLE);
 	/* the exit ecall's trap leads back to the entry: one long run */
 	while (*insns < min_insns) {
-		for (i = 0; i < p->nrecs; i++)
-			nt_encoder_retire(e, &p->recs[i]);
-		*insns += p->gen.retired;
-		{
-			size_t len;
-			const uint8_t *out = nt_encoder_output(e, &len);
-
-			if (write(fd, out, len) != (ssize_t)len)
-				exit(1);
-			*bytes += len;
-			nt_encoder_consume(e, len);
+		for (i = 0; i < p->nrecs; i++) {
+			for (k = 0; k < sources; k++) {
+				nt_encoder_retire(e[k], &p->recs[k ?
+					(i + ahead) % p->nrecs : i]);
+				drain(e[k], &sink);
+			}
 		}
+		*insns += sources * p->gen.retired;
 	}
-	nt_encoder_stop(e, NT_EVCODE_TRACE_DISABLED, 0);
-	{
-		size_t len;
-		const uint8_t *out = nt_encoder_output(e, &len);
-
-		if (write(fd, out, len) != (ssize_t)len)
-			exit(1);
-		*bytes += len;
+	for (k = 0; k < sources; k++) {
+		nt_encoder_stop(e[k], NT_EVCODE_TRACE_DISABLED, 0);
+		drain(e[k], &sink);
+		nt_encoder_free(e[k]);
 	}
-	close(fd);
-	nt_encoder_free(e);
+	sink_flush(&sink);
+	close(sink.fd);
+	*bytes = sink.total;
 	return name;
 }
 
@@ -287,21 +333,27 @@ int main(int argc, char **argv)
 	static const struct {
 		const char *name;
 		void (*apply)(struct nt_encoder_cfg *c);
+		unsigned int sources;	/* 2: SRC 1 bit, through a funnel */
 	} sets[] = {
-		{ "htm+ir3+repeat-history", os_htm_ir3_rh },
-		{ "htm", os_htm_plain },
-		{ "btm", os_btm },
+		{ "htm+ir3+repeat-history", os_htm_ir3_rh, 1 },
+		{ "htm", os_htm_plain, 1 },
+		{ "btm", os_btm, 1 },
+		{ "htm, 2 sources", os_htm_plain, 2 },
+		{ "btm, 2 sources", os_btm, 2 },
 	};
 	uint64_t min_insns = 300000000;
 	unsigned long reps = 3;
 	const char *trace = NULL;
+	unsigned int src_bits = 0;
 	char dir[2048], *slash;
 	struct prog p;
 	size_t k;
 	int opt;
 
-	while ((opt = getopt(argc, argv, "n:r:t:")) != -1) {
-		if (opt == 'n')
+	while ((opt = getopt(argc, argv, "n:r:s:t:")) != -1) {
+		if (opt == 's')
+			src_bits = (unsigned int)strtoul(optarg, NULL, 0);
+		else if (opt == 'n')
 			min_insns = strtoull(optarg, NULL, 0);
 		else if (opt == 'r')
 			reps = strtoul(optarg, NULL, 0);
@@ -312,7 +364,7 @@ int main(int argc, char **argv)
 	}
 	if (optind + 2 != argc || !reps) {
 		fprintf(stderr, "usage: bench_decode [-n INSNS] [-r REPS] "
-			"[-t TRACE] ELF PCS\n");
+			"[-t TRACE [-s SRC_BITS]] ELF PCS\n");
 		return 2;
 	}
 	snprintf(dir, sizeof(dir), "%s", argv[optind]);
@@ -332,6 +384,11 @@ int main(int argc, char **argv)
 	       "MB/s", "/base", "maxrss KB");
 	if (trace) {
 		struct nt_stream_cfg stream = { .xlen = 64 };
+
+		if (src_bits > NT_MAX_SRC_BITS)
+			die("-s %u: SRC is at most %u bits", src_bits,
+			    NT_MAX_SRC_BITS);
+		stream.src_bits = (uint8_t)src_bits;
 		FILE *f = fopen(trace, "rb");
 		long bytes;
 
@@ -349,7 +406,10 @@ int main(int argc, char **argv)
 
 		nt_encoder_cfg_default(&cfg);
 		sets[k].apply(&cfg);
-		path = make_trace(&p, &cfg, min_insns, &insns, &bytes);
+		if (sets[k].sources > 1)
+			cfg.stream.src_bits = 1;
+		path = make_trace(&p, &cfg, sets[k].sources, min_insns, &insns,
+				  &bytes);
 		bench_trace(sets[k].name, &cfg.stream, &p, path, bytes, reps);
 		unlink(path);
 		free(path);

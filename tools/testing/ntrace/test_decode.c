@@ -680,6 +680,42 @@ static void log_decode(const struct nt_decoder_cfg *base, bool run_cache,
 	feed_all(d, buf, len, chunk, st);
 }
 
+/* buf decoded by the general path alone and with the run cache */
+struct cache_cmp {
+	struct evlog off, on;
+	struct nt_decoder_stats st_off, st_on;
+	size_t first;		/* the first event that differs */
+	bool same;		/* events, field by field, and statistics */
+};
+
+/*
+ * Decode buf without the run cache, at once, and with it, singly or in
+ * batches, chunk bytes a feed (0: at once), and compare; c's logs are
+ * the caller's to free (cache_cmp_free()).
+ */
+static void cache_cmp_run(struct cache_cmp *c, const struct nt_decoder_cfg *dc,
+			  const struct nt_image *img, const uint8_t *buf,
+			  size_t len, bool batch, size_t chunk)
+{
+	size_t i;
+
+	memset(c, 0, sizeof(*c));
+	log_decode(dc, false, false, img, buf, len, 0, &c->off, &c->st_off);
+	log_decode(dc, true, batch, img, buf, len, chunk, &c->on, &c->st_on);
+	for (i = 0; i < c->off.n && i < c->on.n; i++)
+		if (!same_event(&c->off.ev[i], &c->on.ev[i]))
+			break;
+	c->first = i;
+	c->same = i == c->off.n && c->off.n == c->on.n &&
+		  same_stats(&c->st_off, &c->st_on);
+}
+
+static void cache_cmp_free(struct cache_cmp *c)
+{
+	free(c->off.ev);
+	free(c->on.ev);
+}
+
 /*
  * Every option set's trace of p, clean and damaged (the damage makes
  * the general path take over in the middle of runs the cache knows),
@@ -711,9 +747,8 @@ static void run_cache_same(struct prog *p)
 		}
 		bad = malloc(len + 16);
 		for (trial = 0; trial < trials; trial++) {
-			struct nt_decoder_stats st_off, st_on;
-			struct evlog off = { 0 }, on = { 0 };
-			size_t blen = len, chunk, i;
+			struct cache_cmp c;
+			size_t blen = len, chunk;
 			long shift;
 
 			nt_decoder_cfg_default(&dc);
@@ -733,25 +768,16 @@ static void run_cache_same(struct prog *p)
 			}
 			chunk = trial % 4 == 1 ? 7 : trial % 4 == 3 ?
 				1 + xorshift64(&state) % 4096 : 0;
-			log_decode(&dc, false, false, p->img, bad, blen, 0, &off,
-				   &st_off);
-			log_decode(&dc, true, trial % 2 == 0, p->img, bad, blen,
-				   chunk, &on, &st_on);
-			for (i = 0; i < off.n && i < on.n; i++)
-				if (!same_event(&off.ev[i], &on.ev[i]))
-					break;
-			if (i != off.n || off.n != on.n ||
-			    !same_stats(&st_off, &st_on)) {
-				if (!differ++)
-					tap_diag("trial %u: %zu and %zu events, "
-						 "first difference #%zu", trial,
-						 off.n, on.n, i);
-			}
-			events += off.n;
-			msgs += st_on.msgs;
-			cached += st_on.cached_msgs;
-			free(off.ev);
-			free(on.ev);
+			cache_cmp_run(&c, &dc, p->img, bad, blen,
+				      trial % 2 == 0, chunk);
+			if (!c.same && !differ++)
+				tap_diag("trial %u: %zu and %zu events, first "
+					 "difference #%zu", trial, c.off.n,
+					 c.on.n, c.first);
+			events += c.off.n;
+			msgs += c.st_on.msgs;
+			cached += c.st_on.cached_msgs;
+			cache_cmp_free(&c);
 		}
 		/*
 		 * It keys runs by bytes: TSTAMP leaves it out. A program's
@@ -837,9 +863,8 @@ static void run_cache_sources(struct prog *p)
 		if (mixed)
 			bad = malloc(flen + 16);
 		for (trial = 0; bad && trial < trials; trial++) {
-			struct nt_decoder_stats st_off, st_on;
-			struct evlog off = { 0 }, on = { 0 };
 			struct nt_decoder_cfg dc;
+			struct cache_cmp c;
 			size_t blen = flen, chunk;
 			long shift;
 
@@ -855,35 +880,29 @@ static void run_cache_sources(struct prog *p)
 			 */
 			dc.max_icnt = 1u << 20;
 			dc.max_repeat = 1u << 20;
-			if (trial >= 2)
-				blen = damage(mixed, flen, bad,
-					      (int)(xorshift64(&state) % 3),
-					      8 + xorshift64(&state) % (flen - 16),
-					      &shift, &state);
-			else
+			if (trial >= 2) {
+				/* a draw a statement: the same on every compiler */
+				int kind = (int)(xorshift64(&state) % 3);
+				size_t at = 8 + xorshift64(&state) % (flen - 16);
+
+				blen = damage(mixed, flen, bad, kind, at, &shift,
+					      &state);
+			} else {
 				memcpy(bad, mixed, flen);
-			chunk = trial % 2 ? 1 + xorshift64(&state) % 4096 : 0;
-			log_decode(&dc, false, false, p->img, bad, blen, 0, &off,
-				   &st_off);
-			log_decode(&dc, true, trial % 4 == 1, p->img, bad, blen,
-				   chunk, &on, &st_on);
-			for (i = 0; i < off.n && i < on.n; i++)
-				if (!same_event(&off.ev[i], &on.ev[i]))
-					break;
-			if (i != off.n || off.n != on.n ||
-			    !same_stats(&st_off, &st_on)) {
-				if (!differ++)
-					tap_diag("%s: trial %u: %zu and %zu "
-						 "events, first difference #%zu",
-						 os->name, trial, off.n, on.n, i);
 			}
-			for (i = 0; trial == 0 && i < on.n; i++)
-				by_src[on.ev[i].src == ids[1]]++;
-			events += off.n;
-			msgs += st_on.msgs;
-			cached += st_on.cached_msgs;
-			free(off.ev);
-			free(on.ev);
+			chunk = trial % 2 ? 1 + xorshift64(&state) % 4096 : 0;
+			cache_cmp_run(&c, &dc, p->img, bad, blen, trial % 4 == 1,
+				      chunk);
+			if (!c.same && !differ++)
+				tap_diag("%s: trial %u: %zu and %zu events, first "
+					 "difference #%zu", os->name, trial,
+					 c.off.n, c.on.n, c.first);
+			for (i = 0; trial == 0 && i < c.on.n; i++)
+				by_src[c.on.ev[i].src == ids[1]]++;
+			events += c.off.n;
+			msgs += c.st_on.msgs;
+			cached += c.st_on.cached_msgs;
+			cache_cmp_free(&c);
 		}
 		/* BTM's messages fit a run even with 12 bits of SRC */
 		tap_ok(bad && !differ && by_src[0] && by_src[1] &&

@@ -262,13 +262,22 @@ struct nt_reader {
 struct memo {
 	uint64_t bytes;		/* the message, first byte lowest; 0: none */
 	uint64_t uaddr2;	/* U-ADDR << 1 */
-	uint64_t keep;		/* all ones: no U-ADDR, history unchanged */
+	/*
+	 * No U-ADDR: keep all ones, take 0 (the history stays, no target).
+	 * U-ADDR: keep 0, take the XLEN bits of the target.
+	 */
+	uint64_t keep, take;
 	uint64_t tstamp;	/* added to the time */
-	/* the record: all but its offset, target and time are copied */
+	/*
+	 * The record: all but its offset, target and time are copied.
+	 * At offset 40 its 16-byte copies stay within one cache line.
+	 */
 	struct nt_msg_head {
 		unsigned char b[NT_MSG_CLEARED_BYTES];
-	} __attribute__((aligned(16))) head;
+	} head;
 } __attribute__((aligned(64)));
+
+_Static_assert(sizeof(struct memo) == 128, "two cache lines a memo");
 
 struct var_field {
 	uint64_t v;
@@ -1358,6 +1367,7 @@ static void memo_keep(struct nt_reader *r, uint64_t w, uint32_t n,
 	e->bytes = bytes;
 	e->uaddr2 = m->addr_field << 1;
 	e->keep = m->fields & NT_F_UADDR ? 0 : ~0ull;
+	e->take = ~e->keep & r->addr_mask;
 	e->tstamp = m->fields & NT_F_TSTAMP ? m->tstamp : 0;
 	memcpy(&e->head, m, sizeof(e->head));
 }
@@ -1381,9 +1391,9 @@ _Static_assert(offsetof(struct nt_msg, offset) == 0 &&
 /* m from memo e, for a message at stream offset off: as the lean path */
 static inline __attribute__((always_inline))
 void memo_take(const struct memo *e, struct nt_msg *m, uint64_t off,
-	       uint64_t *addr, uint64_t *time, uint64_t addr_mask)
+	       uint64_t *addr, uint64_t *time)
 {
-	uint64_t target = (e->uaddr2 ^ *addr) & addr_mask;
+	uint64_t target = (e->uaddr2 ^ *addr) & e->take;
 	unsigned char *to = (unsigned char *)m;
 
 	memcpy(to + MEMO_COPY1, e->head.b + MEMO_COPY1,
@@ -1391,8 +1401,8 @@ void memo_take(const struct memo *e, struct nt_msg *m, uint64_t off,
 	memcpy(to + MEMO_COPY2, e->head.b + MEMO_COPY2,
 	       MEMO_COPY2_END - MEMO_COPY2);
 	m->offset = off;
-	m->target = target & ~e->keep;
-	*addr = (*addr & e->keep) | (target & ~e->keep);
+	m->target = target;
+	*addr = (*addr & e->keep) | target;
 	*time += e->tstamp;
 	m->time = *time;
 }
@@ -1424,7 +1434,7 @@ int nt_reader_next(struct nt_reader *r, struct nt_msg *m)
 						       memo_src(r, e) : r->src;
 
 				memo_take(e, m, r->chunk_base + r->pos,
-					  &st->addr, &st->time, r->addr_mask);
+					  &st->addr, &st->time);
 				r->pos += n;
 				return 1;
 			}
@@ -1448,61 +1458,78 @@ int nt_reader_next(struct nt_reader *r, struct nt_msg *m)
  * Where each message ends is read first, 64 bytes at a time, from the
  * MSEO bits alone: where the next message starts then does not wait
  * on the memo, and the work on several messages overlaps.
+ *
+ * The loop counts in stream offsets, which the records carry, and
+ * reads the chunk at the offset less its base: one register for both.
  */
 static inline __attribute__((always_inline))
 size_t memo_run_of(struct nt_reader *r, struct nt_msg *m, size_t max,
 		   bool srcs)
 {
-	const uint8_t *c = r->chunk;
-	size_t pos = r->pos, last = r->len - 8, k = 0;
-	uint64_t base = r->chunk_base, addr = r->src[0].addr;
-	uint64_t time = r->src[0].time, addr_mask = r->addr_mask;
+	uintptr_t at = (uintptr_t)r->chunk - r->chunk_base;
+	uint64_t off = r->chunk_base + r->pos;
+	/* a message may start up to here: its load stays in the chunk */
+	uint64_t last = r->chunk_base + r->len - 8;
+	uint64_t addr = r->src[0].addr, time = r->src[0].time;
+	struct nt_msg *out = m, *out_end = m + max;
 	struct memo *memo = r->memo;
 
-	while (k < max && pos <= last) {
-		size_t block = pos;
-		uint64_t ends = 0;
+	while (out != out_end && off <= last) {
+		uint64_t block = off, ends = 0;
 		unsigned int i;
 
 		/* bit i: byte block + i ends a message; whole words only */
-		for (i = 0; i < 8 && block + 8 * i <= last; i++)
-			ends |= msg_end_bits(load_bytes(c + block + 8 * i))
-				<< (8 * i);
+		if (last - block >= 56)
+			ends = msg_end_bits64((const uint8_t *)(at + block));
+		else
+			for (i = 0; block + 8 * i <= last; i++)
+				ends |= msg_end_bits(load_bytes((const uint8_t *)
+						(at + block + 8 * i))) << (8 * i);
+		/*
+		 * Only messages after which another may start: the loop
+		 * then need not check where the next one starts.
+		 */
+		if (last - block < 64)
+			ends &= ~(~0ull << (last - block));
 		if (!ends)
 			break;	/* a long message: nt_reader_next()'s */
-		do {
-			size_t end = block + (size_t)__builtin_ctzll(ends);
-			uint32_t n = (uint32_t)(end + 1 - pos);
+		for (;;) {
+			uint64_t end = block +
+				       (unsigned int)__builtin_ctzll(ends);
+			uint64_t tail = end - off;	/* bytes after the first */
 			const struct memo *e;
 			uint64_t bytes;
 
-			if (n > 8)
+			if (tail > 7)
 				goto out;
-			bytes = msg_bytes(load_bytes(c + pos), n);
+			bytes = load_bytes((const uint8_t *)(at + off)) &
+				(~0ull >> (56 - 8 * tail));
 			e = memo_slot(memo, bytes);
 			if (e->bytes != bytes)
 				goto out;
 			if (srcs) {
 				struct src_state *st = memo_src(r, e);
 
-				memo_take(e, &m[k], base + pos, &st->addr,
-					  &st->time, addr_mask);
+				memo_take(e, out, off, &st->addr, &st->time);
 			} else {
-				memo_take(e, &m[k], base + pos, &addr, &time,
-					  addr_mask);
+				memo_take(e, out, off, &addr, &time);
 			}
-			pos = end + 1;
-			k++;
+			off = end + 1;
+			out++;
 			ends &= ends - 1;
-		} while (ends && k < max && pos <= last);
+			if (!ends)
+				break;
+			if (out == out_end)
+				goto out;
+		}
 	}
 out:
-	r->pos = pos;
+	r->pos = off - r->chunk_base;
 	if (!srcs) {
 		r->src[0].addr = addr;
 		r->src[0].time = time;
 	}
-	return k;
+	return (size_t)(out - m);
 }
 
 static size_t memo_run(struct nt_reader *r, struct nt_msg *m, size_t max)

@@ -13,6 +13,10 @@
 #include <stdint.h>
 #include <string.h>
 
+#ifdef __SSE2__
+#include <emmintrin.h>
+#endif
+
 #include "ntrace.h"
 
 /* v in every byte of a word */
@@ -41,6 +45,33 @@ static inline uint64_t msg_end_bits(uint64_t w)
 {
 	/* bit 0 of byte i to bit 56 + i, then down */
 	return (msg_ends(w) * 0x0102040810204080ull) >> 56;
+}
+
+/* Bit i set where byte p[i] of the 64 at p ends a message. */
+static inline uint64_t msg_end_bits64(const uint8_t *p)
+{
+	uint64_t ends = 0;
+	unsigned int i;
+
+#ifdef __SSE2__
+	/*
+	 * Sixteen bytes a step: bit 1 of each byte ANDed with its bit 0
+	 * (shifted up from the same byte), moved to bit 7 for movemask.
+	 * What the 16-bit shifts bring over from the byte below lands in
+	 * bits no step reads.
+	 */
+	for (i = 0; i < 4; i++) {
+		__m128i v = _mm_loadu_si128((const __m128i *)(p + 16 * i));
+		__m128i both = _mm_and_si128(v, _mm_slli_epi16(v, 1));
+
+		ends |= (uint64_t)(uint16_t)_mm_movemask_epi8(
+				_mm_slli_epi16(both, 6)) << (16 * i);
+	}
+#else
+	for (i = 0; i < 8; i++)
+		ends |= msg_end_bits(load_bytes(p + 8 * i)) << (8 * i);
+#endif
+	return ends;
 }
 
 /*

@@ -34,7 +34,9 @@ static uint64_t rnd_bits(unsigned int bits)
 /*
  * Parse data in chunks of chunk bytes (0: all at once), batch records a
  * call of nt_reader_next_batch() (0: nt_reader_next()). A batch that
- * writes past what it was given makes the result 0.
+ * writes past what it was given makes the result 0. Each chunk is fed
+ * from a copy of its own size, so that under AddressSanitizer a read
+ * past the bytes fed fails.
  */
 static size_t parse_batch(const struct nt_stream_cfg *cfg,
 			  const uint8_t *data, size_t len, size_t chunk,
@@ -49,8 +51,14 @@ static size_t parse_batch(const struct nt_stream_cfg *cfg,
 	memset(out, 0, max * sizeof(*out));
 	do {
 		size_t c = chunk && chunk < len - pos ? chunk : len - pos;
+		uint8_t *copy = malloc(c ? c : 1);
 
-		nt_reader_feed(r, data + pos, c);
+		if (!copy) {
+			nt_reader_free(r);
+			return 0;
+		}
+		memcpy(copy, data + pos, c);
+		nt_reader_feed(r, copy, c);
 		pos += c;
 		if (pos == len)
 			nt_reader_finish(r);
@@ -63,6 +71,7 @@ static size_t parse_batch(const struct nt_stream_cfg *cfg,
 			k = batch ? nt_reader_next_batch(r, &out[n], want) :
 				    (size_t)nt_reader_next(r, &out[n]);
 			if (k > want) {
+				free(copy);
 				nt_reader_free(r);
 				return 0;
 			}
@@ -70,6 +79,7 @@ static size_t parse_batch(const struct nt_stream_cfg *cfg,
 			if (!k)
 				break;
 		}
+		free(copy);
 	} while (pos < len);
 	nt_reader_free(r);
 	return n;

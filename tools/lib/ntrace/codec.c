@@ -1474,6 +1474,12 @@ size_t memo_run_of(struct nt_reader *r, struct nt_msg *m, size_t max,
 	struct nt_msg *out = m, *out_end = m + max;
 	struct memo *memo = r->memo;
 
+	/*
+	 * A message's bytes are loaded as the eight that end with it: from
+	 * seven bytes into the chunk on, that load stays within it.
+	 */
+	if (off - r->chunk_base < 7)
+		return 0;
 	while (out != out_end && off <= last) {
 		uint64_t block = off, ends = 0;
 		unsigned int i;
@@ -1502,8 +1508,9 @@ size_t memo_run_of(struct nt_reader *r, struct nt_msg *m, size_t max,
 
 			if (tail > 7)
 				goto out;
-			bytes = load_bytes((const uint8_t *)(at + off)) &
-				(~0ull >> (56 - 8 * tail));
+			/* the eight bytes up to end, those before off dropped */
+			bytes = load_bytes((const uint8_t *)(at + end - 7)) >>
+				(56 - 8 * tail);
 			e = memo_slot(memo, bytes);
 			if (e->bytes != bytes)
 				goto out;

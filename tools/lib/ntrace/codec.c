@@ -1391,7 +1391,7 @@ _Static_assert(offsetof(struct nt_msg, offset) == 0 &&
 /* m from memo e, for a message at stream offset off: as the lean path */
 static inline __attribute__((always_inline))
 void memo_take(const struct memo *e, struct nt_msg *m, uint64_t off,
-	       uint64_t *addr, uint64_t *time)
+	       uint64_t *addr, uint64_t *time, bool timed)
 {
 	uint64_t target = (e->uaddr2 ^ *addr) & e->take;
 	unsigned char *to = (unsigned char *)m;
@@ -1403,7 +1403,8 @@ void memo_take(const struct memo *e, struct nt_msg *m, uint64_t off,
 	m->offset = off;
 	m->target = target;
 	*addr = (*addr & e->keep) | target;
-	*time += e->tstamp;
+	if (timed)
+		*time += e->tstamp;
 	m->time = *time;
 }
 
@@ -1434,7 +1435,7 @@ int nt_reader_next(struct nt_reader *r, struct nt_msg *m)
 						       memo_src(r, e) : r->src;
 
 				memo_take(e, m, r->chunk_base + r->pos,
-					  &st->addr, &st->time);
+					  &st->addr, &st->time, true);
 				r->pos += n;
 				return 1;
 			}
@@ -1464,7 +1465,7 @@ int nt_reader_next(struct nt_reader *r, struct nt_msg *m)
  */
 static inline __attribute__((always_inline))
 size_t memo_run_of(struct nt_reader *r, struct nt_msg *m, size_t max,
-		   bool srcs)
+		   bool srcs, bool timed)
 {
 	uintptr_t at = (uintptr_t)r->chunk - r->chunk_base;
 	uint64_t off = r->chunk_base + r->pos;
@@ -1517,9 +1518,10 @@ size_t memo_run_of(struct nt_reader *r, struct nt_msg *m, size_t max,
 			if (srcs) {
 				struct src_state *st = memo_src(r, e);
 
-				memo_take(e, out, off, &st->addr, &st->time);
+				memo_take(e, out, off, &st->addr, &st->time,
+					  timed);
 			} else {
-				memo_take(e, out, off, &addr, &time);
+				memo_take(e, out, off, &addr, &time, timed);
 			}
 			off = end + 1;
 			out++;
@@ -1539,10 +1541,14 @@ out:
 	return (size_t)(out - m);
 }
 
+/* Without TSTAMP a memo adds no time: one copy of the loop without it. */
 static size_t memo_run(struct nt_reader *r, struct nt_msg *m, size_t max)
 {
-	return r->cfg.src_bits ? memo_run_of(r, m, max, true) :
-				 memo_run_of(r, m, max, false);
+	if (r->cfg.src_bits)
+		return memo_run_of(r, m, max, true, true);
+	if (r->cfg.timestamps)
+		return memo_run_of(r, m, max, false, true);
+	return memo_run_of(r, m, max, false, false);
 }
 
 size_t nt_reader_next_batch(struct nt_reader *r, struct nt_msg *m,

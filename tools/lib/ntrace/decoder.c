@@ -99,6 +99,12 @@ struct src_dec {
 	uint32_t order_gen;	/* changes with order: see struct link */
 	uint64_t pend_icnt;	/* ResourceFull RCODE 0 since the last message */
 	uint64_t walked;	/* half-words walked for HIST before I-CNT */
+	/*
+	 * The return stack: a ring of ring_mask + 1 (a power of two, at
+	 * least ir_depth) entries, count (at most ir_depth) of them live
+	 * below top. A push onto ir_depth entries leaves the oldest
+	 * behind, uncounted.
+	 */
 	uint64_t *stack;
 	unsigned int top, count;
 	bool last_valid;
@@ -184,6 +190,7 @@ struct stack_op {
 
 struct nt_decoder {
 	struct nt_decoder_cfg cfg;
+	unsigned int ring_mask;		/* of each source's return stack */
 	nt_event_fn fn;
 	void *ctx;
 	/* nt_decoder_new_batch()'s: fn is then batch_of_one() */
@@ -263,6 +270,9 @@ struct nt_decoder *nt_decoder_new(const struct nt_decoder_cfg *cfg,
 	d->cfg = *cfg;
 	if (!d->cfg.ir_depth)
 		d->cfg.ir_depth = 64;
+	/* a mask, not a compare, wraps the ring in the run cache's loop */
+	while (d->ring_mask + 1 < d->cfg.ir_depth)
+		d->ring_mask = 2 * d->ring_mask + 1;
 	if (!d->cfg.max_repeat)
 		d->cfg.max_repeat = 1ull << 32;
 	/*
@@ -423,7 +433,7 @@ static struct src_dec *get_src(struct nt_decoder *d, unsigned int src)
 	s = calloc(1, sizeof(*s));
 	if (!s)
 		return NULL;
-	s->stack = calloc(d->cfg.ir_depth, sizeof(*s->stack));
+	s->stack = calloc(d->ring_mask + 1, sizeof(*s->stack));
 	if (!s->stack) {
 		free(s);
 		return NULL;
@@ -622,7 +632,7 @@ static void push(struct nt_decoder *d, struct src_dec *s, uint64_t ret)
 	if (d->rec)
 		record_op(d, ret, true, true);
 	s->stack[s->top] = ret;
-	s->top = (s->top + 1) % d->cfg.ir_depth;
+	s->top = (s->top + 1) & d->ring_mask;
 	if (s->count < d->cfg.ir_depth)
 		s->count++;
 }
@@ -635,7 +645,7 @@ static bool pop(struct nt_decoder *d, struct src_dec *s, uint64_t *ret)
 		return false;
 	}
 	s->count--;
-	s->top = (s->top + d->cfg.ir_depth - 1) % d->cfg.ir_depth;
+	s->top = (s->top - 1) & d->ring_mask;
 	*ret = s->stack[s->top];
 	if (d->rec)
 		record_op(d, *ret, false, true);
@@ -1819,16 +1829,14 @@ static bool run_stack_fits(const struct nt_decoder *d,
 			   const struct src_dec *s, struct run *e)
 {
 	const uint64_t *want = run_values(e);
-	unsigned int depth = d->cfg.ir_depth, at;
 	uint32_t guard = e->guard;
 
-	if (s->count < e->npop || s->count + e->rise > depth)
+	if (s->count < e->npop || s->count + e->rise > d->cfg.ir_depth)
 		return false;
 	while (guard) {
 		unsigned int i = (unsigned int)__builtin_ctz(guard);
 
-		at = s->top > i ? s->top - 1 - i : s->top + depth - 1 - i;
-		if (s->stack[at] != want[i])
+		if (s->stack[(s->top - 1 - i) & d->ring_mask] != want[i])
 			return false;
 		guard &= guard - 1;
 	}
@@ -1839,14 +1847,13 @@ static void run_stack_apply(const struct nt_decoder *d, struct src_dec *s,
 			    struct run *e)
 {
 	const uint64_t *pushed = run_values(e) + e->npop;
-	unsigned int depth = d->cfg.ir_depth, i;
+	unsigned int i;
 
 	s->count -= e->npop;
-	s->top = s->top >= e->npop ? s->top - e->npop :
-		 s->top + depth - e->npop;
+	s->top = (s->top - e->npop) & d->ring_mask;
 	for (i = 0; i < e->npush; i++) {
 		s->stack[s->top] = pushed[i];
-		s->top = s->top + 1 == depth ? 0 : s->top + 1;
+		s->top = (s->top + 1) & d->ring_mask;
 		s->count++;
 	}
 }
@@ -1959,7 +1966,7 @@ size_t run_take(struct nt_decoder *d, const uint8_t *p, size_t avail,
 {
 	unsigned int src_bits = d->cfg.stream.src_bits, src = 0;
 	uint64_t insns = 0, half = 0, taken = 0, msgs = 0, pc = 0, addr = 0;
-	unsigned int depth = d->cfg.ir_depth;
+	unsigned int depth = d->cfg.ir_depth, ring_mask = d->ring_mask;
 	struct run *e, *last = NULL;
 	struct src_dec *s = NULL;
 	uint32_t epoch = 0, prev = 0;
@@ -2007,13 +2014,11 @@ size_t run_take(struct nt_decoder *d, const uint8_t *p, size_t avail,
 			 * masks, not branches, whose way would follow the
 			 * program
 			 */
-			top = s->top + depth - e->npop;
-			top = top >= depth ? top - depth : top;
+			top = (s->top - e->npop) & ring_mask;
 			keep = (uint64_t)e->npush - 1;
 			old = s->stack[top];
 			s->stack[top] = (old & keep) | (e->push & ~keep);
-			top += e->npush;
-			s->top = top == depth ? 0 : top;
+			s->top = (top + e->npush) & ring_mask;
 			s->count = s->count - e->npop + e->npush;
 		}
 		keep = (uint64_t)indirect - 1;

@@ -179,7 +179,7 @@ static void os_htm_seq_all(struct nt_encoder_cfg *c)
 	c->sequential_jump = true;
 	c->all_jumps = true;
 	c->implicit_return = 3;
-	c->ir_depth = 4;
+	c->ir_depth = 3;	/* not a power of two */
 }
 
 static void os_htm_sync_ts(struct nt_encoder_cfg *c)
@@ -223,7 +223,7 @@ static const struct option_set option_sets[] = {
 	{ "htm+ir1", os_htm_ir1 },
 	{ "htm+ir2-depth8", os_htm_ir2_d8 },
 	{ "btm+repeat-branch+ir3", os_btm_rb_ir3 },
-	{ "htm+seq-jump+all-jumps+ir3-depth4", os_htm_seq_all },
+	{ "htm+seq-jump+all-jumps+ir3-depth3", os_htm_seq_all },
 	{ "htm+sync4096+ts+context+src+ext-addr", os_htm_sync_ts },
 	{ "btm+sync256msgs+ts+btype1+all-jumps", os_btm_sync_msgs },
 	{ "htm+icnt8+hist8+hrepeat3+ir3-depth2", os_htm_small },

@@ -154,6 +154,8 @@ static void run_decoder(const struct nt_encoder_cfg *ecfg,
 	cfg.all_jumps = ecfg->all_jumps;
 	cfg.mode = ecfg->mode;
 	cfg.images_complete = true;
+	/* as deep as the encoder's: both drop the oldest return the same */
+	cfg.ir_depth = ecfg->ir_depth;
 	d = nt_decoder_new(&cfg, fn, ctx, &err);
 	if (!d)
 		return;

@@ -1469,7 +1469,7 @@ size_t memo_run_of(struct nt_reader *r, struct nt_msg *m, size_t max,
 {
 	uintptr_t at = (uintptr_t)r->chunk - r->chunk_base;
 	uint64_t off = r->chunk_base + r->pos;
-	/* a message may start up to here: its load stays in the chunk */
+	/* the last word the ends are read from starts here */
 	uint64_t last = r->chunk_base + r->len - 8;
 	uint64_t addr = r->src[0].addr, time = r->src[0].time;
 	struct nt_msg *out = m, *out_end = m + max;
@@ -1492,12 +1492,6 @@ size_t memo_run_of(struct nt_reader *r, struct nt_msg *m, size_t max,
 			for (i = 0; block + 8 * i <= last; i++)
 				ends |= msg_end_bits(load_bytes((const uint8_t *)
 						(at + block + 8 * i))) << (8 * i);
-		/*
-		 * Only messages after which another may start: the loop
-		 * then need not check where the next one starts.
-		 */
-		if (last - block < 64)
-			ends &= ~(~0ull << (last - block));
 		if (!ends)
 			break;	/* a long message: nt_reader_next()'s */
 		for (;;) {

@@ -1482,16 +1482,15 @@ size_t memo_run_of(struct nt_reader *r, struct nt_msg *m, size_t max,
 	if (off - r->chunk_base < 7)
 		return 0;
 	while (out != out_end && off <= last) {
-		uint64_t block = off, ends = 0;
-		unsigned int i;
+		const uint8_t *q = (const uint8_t *)(at + off);
+		uint64_t block = off, ends;
 
 		/* bit i: byte block + i ends a message; whole words only */
 		if (last - block >= 56)
-			ends = msg_end_bits64((const uint8_t *)(at + block));
+			ends = msg_end_bits64(q);
 		else
-			for (i = 0; block + 8 * i <= last; i++)
-				ends |= msg_end_bits(load_bytes((const uint8_t *)
-						(at + block + 8 * i))) << (8 * i);
+			ends = msg_end_bits_words(q, (unsigned int)
+						  ((last - block) / 8 + 1));
 		if (!ends)
 			break;	/* a long message: nt_reader_next()'s */
 		for (;;) {

@@ -47,13 +47,25 @@ static inline uint64_t msg_end_bits(uint64_t w)
 	return (msg_ends(w) * 0x0102040810204080ull) >> 56;
 }
 
-/* Bit i set where byte p[i] of the 64 at p ends a message. */
-static inline uint64_t msg_end_bits64(const uint8_t *p)
+/* Bit i set where byte p[i] of the nwords * 8 (up to 64) at p ends one. */
+static inline uint64_t msg_end_bits_words(const uint8_t *p,
+					  unsigned int nwords)
 {
 	uint64_t ends = 0;
 	unsigned int i;
 
+	for (i = 0; i < nwords; i++)
+		ends |= msg_end_bits(load_bytes(p + 8 * i)) << (8 * i);
+	return ends;
+}
+
+/* Bit i set where byte p[i] of the 64 at p ends a message. */
+static inline uint64_t msg_end_bits64(const uint8_t *p)
+{
 #ifdef __SSE2__
+	uint64_t ends = 0;
+	unsigned int i;
+
 	/*
 	 * Sixteen bytes a step: bit 1 of each byte ANDed with its bit 0
 	 * (shifted up from the same byte), moved to bit 7 for movemask.
@@ -67,11 +79,10 @@ static inline uint64_t msg_end_bits64(const uint8_t *p)
 		ends |= (uint64_t)(uint16_t)_mm_movemask_epi8(
 				_mm_slli_epi16(both, 6)) << (16 * i);
 	}
-#else
-	for (i = 0; i < 8; i++)
-		ends |= msg_end_bits(load_bytes(p + 8 * i)) << (8 * i);
-#endif
 	return ends;
+#else
+	return msg_end_bits_words(p, 8);
+#endif
 }
 
 /*

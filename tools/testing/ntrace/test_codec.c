@@ -36,7 +36,7 @@ static uint64_t rnd_bits(unsigned int bits)
  * call of nt_reader_next_batch() (0: nt_reader_next()). A batch that
  * writes past what it was given makes the result 0. Each chunk is fed
  * from a copy of its own size, so that under AddressSanitizer a read
- * past the bytes fed fails.
+ * outside the bytes fed fails.
  */
 static size_t parse_batch(const struct nt_stream_cfg *cfg,
 			  const uint8_t *data, size_t len, size_t chunk,

@@ -1889,6 +1889,54 @@ static void hand_built_damage(void)
 
 
 /*
+ * The return stack holds ir_depth returns: a call onto a full stack
+ * drops the oldest, as the encoder's does, and a return inferred past
+ * what it holds is the stream's error, not a pop of a dropped entry
+ * that the ring still happens to keep. 0x100 calls 0x200, which calls
+ * 0x300; both return, the returns inferred inside one I-CNT.
+ */
+static void return_stack_depth(void)
+{
+	static const struct word w[] = {
+		{ 0x100, 0x100000ef },		/* jal ra, 0x200 */
+		{ 0x104, 0x00150513 },		/* addi a0, a0, 1 */
+		{ 0x200, 0x100000ef },		/* jal ra, 0x300 */
+		{ 0x204, 0x00008067 },		/* ret */
+		{ 0x300, 0x00008067 },		/* ret */
+	};
+	static const uint64_t truth[] = { 0x100, 0x200, 0x300, 0x204, 0x104 };
+	struct nt_image *img = words_image(0, 0x310, w, sizeof(w) /
+					   sizeof(w[0]));
+	struct nt_stream_cfg cfg = { .xlen = 64 };
+	struct nt_encoder_cfg ecfg;
+	struct collect c;
+	uint8_t buf[64];
+	size_t len = 0;
+	unsigned int depth;
+
+	hand_built_cfg(&ecfg, &cfg);
+	len = msg(&cfg, buf, len, (struct nt_msg)SYNC_AT(0x100));
+	len = msg(&cfg, buf, len, (struct nt_msg){
+		.tcode = NT_TCODE_PROG_TRACE_CORRELATION, .icnt = 10 });
+	for (depth = 1; depth <= 3; depth++) {
+		ecfg.ir_depth = (uint16_t)depth;
+		decode(&ecfg, img, buf, len, 0, &c);
+		if (depth == 1)
+			tap_ok(c.gaps == 1 && c.n == 3 && c.st.errors == 1,
+			       "return stack of 1: the second inferred return "
+			       "is an error (%zu gaps, %zu PCs)", c.gaps, c.n);
+		else
+			tap_ok(!c.gaps && c.n == 5 &&
+			       !memcmp(c.pcs, truth, sizeof(truth)),
+			       "return stack of %u: both returns inferred",
+			       depth);
+		collect_free(&c);
+	}
+	nt_image_free(img);
+}
+
+
+/*
  * The encoder model with Ownership messages on, through a system call:
  * U-mode addi, the ecall's trap to S-mode, the handler's addi and sret,
  * back to U-mode. Every privilege change comes after its trap or
@@ -2139,6 +2187,7 @@ int main(int argc, char **argv)
 	ecall_hand_built();
 	sifive_rcode_8_9();
 	hand_built_damage();
+	return_stack_depth();
 	ownership_encoded();
 	address_outside_images();
 	if (argc < 2) {

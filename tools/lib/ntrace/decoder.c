@@ -100,9 +100,9 @@ struct src_dec {
 	uint64_t pend_icnt;	/* ResourceFull RCODE 0 since the last message */
 	uint64_t walked;	/* half-words walked for HIST before I-CNT */
 	/*
-	 * The return stack: a ring of ring_mask + 1 (a power of two, at
-	 * least ir_depth) entries, count (at most ir_depth) of them live
-	 * below top. A push onto ir_depth entries leaves the oldest
+	 * The return stack: a ring of ring_mask + 1 (a power of two,
+	 * more than ir_depth) entries, count (at most ir_depth) of them
+	 * live below top. A push onto ir_depth entries leaves the oldest
 	 * behind, uncounted.
 	 */
 	uint64_t *stack;
@@ -157,10 +157,15 @@ struct run {
 	uint32_t epoch;		/* of the state it decoded in: run_epoch() */
 	uint32_t succ;		/* its source's next run last time, 0: none */
 	uint32_t insns, halfwords, transfers;
+	uint64_t xmask;		/* all ones if its target is U-ADDR's, else 0 */
 	uint32_t guard;		/* bit i: the value of pop i decided the walk */
+	/* the return stack's count may exceed npop by this much at most */
+	uint32_t room;
 	uint16_t nev;
+	uint16_t to_at;		/* where its last event's to is, from it */
 	uint8_t size, tcode, flags;
-	uint8_t npop, npush, rise;
+	uint8_t npop, npush;
+	int8_t dcount;		/* npush - npop */
 	uint64_t icnt, hist;	/* for a RepeatBranch after it */
 	uint64_t push;		/* what it pushes, without RUN_STACK */
 };
@@ -270,8 +275,12 @@ struct nt_decoder *nt_decoder_new(const struct nt_decoder_cfg *cfg,
 	d->cfg = *cfg;
 	if (!d->cfg.ir_depth)
 		d->cfg.ir_depth = 64;
-	/* a mask, not a compare, wraps the ring in the run cache's loop */
-	while (d->ring_mask + 1 < d->cfg.ir_depth)
+	/*
+	 * A mask, not a compare, wraps the ring in the run cache's loop,
+	 * and the slot above the live entries is always free for its
+	 * stores: see run_take().
+	 */
+	while (d->ring_mask < d->cfg.ir_depth)
 		d->ring_mask = 2 * d->ring_mask + 1;
 	if (!d->cfg.max_repeat)
 		d->cfg.max_repeat = 1ull << 32;
@@ -1831,7 +1840,7 @@ static bool run_stack_fits(const struct nt_decoder *d,
 	const uint64_t *want = run_values(e);
 	uint32_t guard = e->guard;
 
-	if (s->count < e->npop || s->count + e->rise > d->cfg.ir_depth)
+	if (s->count - e->npop > e->room)
 		return false;
 	while (guard) {
 		unsigned int i = (unsigned int)__builtin_ctz(guard);
@@ -1966,7 +1975,7 @@ size_t run_take(struct nt_decoder *d, const uint8_t *p, size_t avail,
 {
 	unsigned int src_bits = d->cfg.stream.src_bits, src = 0;
 	uint64_t insns = 0, half = 0, taken = 0, msgs = 0, pc = 0, addr = 0;
-	unsigned int depth = d->cfg.ir_depth, ring_mask = d->ring_mask;
+	unsigned int ring_mask = d->ring_mask;
 	struct run *e, *last = NULL;
 	struct src_dec *s = NULL;
 	uint32_t epoch = 0, prev = 0;
@@ -1974,7 +1983,7 @@ size_t run_take(struct nt_decoder *d, const uint8_t *p, size_t avail,
 	size_t done = 0;
 
 	while (avail - done >= 8) {
-		uint64_t w, to, old, keep;
+		uint64_t w, to;
 		unsigned int i, top;
 		bool indirect;
 		struct nt_event *ev;
@@ -2003,33 +2012,37 @@ size_t run_take(struct nt_decoder *d, const uint8_t *p, size_t avail,
 		if (d->cfg.images_complete && indirect &&
 		    !bytes_at(d, s, to, &code))
 			break;	/* decode_msg() reports it */
-		/* run_find() checked the values a guarded run followed */
-		if (s->count < e->npop || s->count + e->rise > depth)
+		/*
+		 * The stack deep enough for its pops and not too deep for its
+		 * pushes (unsigned: fewer than npop wraps); run_find()
+		 * checked the values a guarded run followed.
+		 */
+		if (s->count - e->npop > e->room)
 			break;
 		if (e->flags & (RUN_STACK | RUN_GUARDED)) {
 			run_stack_apply(d, s, e);
 		} else {
 			/*
-			 * pop e->npop (0 or 1), then push e->npush (0 or 1):
-			 * masks, not branches, whose way would follow the
-			 * program
+			 * pop e->npop (0 or 1), then store e->push at the top
+			 * and keep it if e->npush (0 or 1) says so: the slot
+			 * is free otherwise, the ring having more slots than
+			 * live entries. No branch, whose way would follow
+			 * the program.
 			 */
 			top = (s->top - e->npop) & ring_mask;
-			keep = (uint64_t)e->npush - 1;
-			old = s->stack[top];
-			s->stack[top] = (old & keep) | (e->push & ~keep);
+			s->stack[top] = e->push;
 			s->top = (top + e->npush) & ring_mask;
-			s->count = s->count - e->npop + e->npush;
+			s->count += (unsigned int)e->dcount;
 		}
-		keep = (uint64_t)indirect - 1;
-		pc = (e->next & keep) | (to & ~keep);
-		addr = (addr & keep) | (to & ~keep);
+		/* indirect: the target is next ^ the address history */
+		pc = (addr & e->xmask) ^ e->next;
+		addr ^= (addr ^ pc) & e->xmask;
 		insns += e->insns;
 		half += e->halfwords;
 		taken += e->transfers;
 		msgs++;
 		ev = run_events(e);
-		ev[e->nev - 1].to = pc;
+		*(uint64_t *)(void *)((uint8_t *)e + e->to_at) = pc;
 		ev[0].offset = off + done;
 		ev[1].offset = off + done;
 		for (i = 2; i < e->nev; i++)
@@ -2232,8 +2245,8 @@ static uint32_t record_end(struct nt_decoder *d, const struct nt_msg *m,
 		guard |= (uint32_t)op->guard << npop;
 		vals[npop++] = op->v;
 	}
-	if (npush > RUN_MAX_VALUES || rs->count + (unsigned int)rise >
-	    d->cfg.ir_depth)
+	if (npush > RUN_MAX_VALUES || npop > rs->count ||
+	    rs->count + (unsigned int)rise > d->cfg.ir_depth)
 		return 0;
 	size = (uint32_t)(sizeof(*e) + run_event_slots(d->rec_nev) *
 			  sizeof(struct nt_event) +
@@ -2262,7 +2275,11 @@ static uint32_t record_end(struct nt_decoder *d, const struct nt_msg *m,
 		   (guard ? RUN_GUARDED : 0);
 	e->npop = (uint8_t)npop;
 	e->npush = (uint8_t)npush;
-	e->rise = (uint8_t)rise;
+	e->dcount = (int8_t)((int)npush - (int)npop);
+	e->room = d->cfg.ir_depth - (unsigned int)rise - npop;
+	e->xmask = m->tcode != NT_TCODE_DIRECT_BRANCH ? ~0ull : 0;
+	e->to_at = (uint16_t)((uint8_t *)&run_events(e)[e->nev - 1].to -
+			      (uint8_t *)e);
 	e->icnt = m->icnt;
 	e->hist = m->hist;
 	e->push = npush ? pushed[0] : 0;

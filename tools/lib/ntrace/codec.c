@@ -1537,8 +1537,10 @@ out:
 /* Without TSTAMP a memo adds no time: one copy of the loop without it. */
 static size_t memo_run(struct nt_reader *r, struct nt_msg *m, size_t max)
 {
-	if (r->cfg.src_bits)
+	if (r->cfg.src_bits && r->cfg.timestamps)
 		return memo_run_of(r, m, max, true, true);
+	if (r->cfg.src_bits)
+		return memo_run_of(r, m, max, true, false);
 	if (r->cfg.timestamps)
 		return memo_run_of(r, m, max, false, true);
 	return memo_run_of(r, m, max, false, false);

@@ -1760,23 +1760,25 @@ static uint32_t run_slot(uint64_t pc, uint64_t bytes)
 	return (uint32_t)(h >> (64 - RUN_SLOTS_LOG2));
 }
 
-/*
- * The id of the state s is in (context, privilege, image order): runs
- * made in it are taken only in it again. A few states stay known;
- * one that comes back after that gets a new id, and its runs are made
- * again.
- */
-static uint32_t run_epoch(struct nt_decoder *d, struct src_dec *s)
+/* Whether epoch ep is of s's state. */
+static inline bool run_epoch_is(const struct run_epoch *ep,
+				const struct src_dec *s)
+{
+	return ep->id && ep->ctx == s->ctx && ep->priv == s->priv &&
+	       ep->order_gen == s->order_gen;
+}
+
+/* run_epoch() when s's state is not where s found it last. */
+static uint32_t __attribute__((noinline))
+run_epoch_find(struct nt_decoder *d, struct src_dec *s)
 {
 	struct run_epoch *ep;
 	unsigned int i, at;
 
-	/* a funnel's sources take turns: each looks where it found its own */
-	for (i = 0; i < RUN_EPOCHS; i++) {
+	for (i = 1; i < RUN_EPOCHS; i++) {
 		at = (s->run_epoch_slot + i) % RUN_EPOCHS;
 		ep = &d->run_epochs[at];
-		if (ep->id && ep->ctx == s->ctx && ep->priv == s->priv &&
-		    ep->order_gen == s->order_gen) {
+		if (run_epoch_is(ep, s)) {
 			s->run_epoch_slot = at;
 			return ep->id;
 		}
@@ -1793,6 +1795,21 @@ static uint32_t run_epoch(struct nt_decoder *d, struct src_dec *s)
 	ep->order_gen = s->order_gen;
 	ep->id = d->run_epoch_ids;
 	return ep->id;
+}
+
+/*
+ * The id of the state s is in (context, privilege, image order): runs
+ * made in it are taken only in it again. A few states stay known;
+ * one that comes back after that gets a new id, and its runs are made
+ * again. A funnel's sources take turns, often every message or two,
+ * and each turn looks for its epoch: first where it found it last,
+ * inline (as a loop in a call, 14 more x86 instructions a turn).
+ */
+static inline uint32_t run_epoch(struct nt_decoder *d, struct src_dec *s)
+{
+	const struct run_epoch *ep = &d->run_epochs[s->run_epoch_slot];
+
+	return run_epoch_is(ep, s) ? ep->id : run_epoch_find(d, s);
 }
 
 /*
@@ -1973,7 +1990,9 @@ static inline __attribute__((always_inline))
 size_t run_take(struct nt_decoder *d, const uint8_t *p, size_t avail,
 		uint64_t off, bool with_src)
 {
-	unsigned int src_bits = d->cfg.stream.src_bits, src = 0;
+	unsigned int src_bits = d->cfg.stream.src_bits;
+	/* the word of the source's first message, and where its SRC is */
+	uint64_t src_w = 0, src_wmask = msg_src_wmask(src_bits);
 	uint64_t insns = 0, half = 0, taken = 0, msgs = 0, pc = 0, addr = 0;
 	unsigned int ring_mask = d->ring_mask;
 	struct run *e, *last = NULL;
@@ -1989,11 +2008,11 @@ size_t run_take(struct nt_decoder *d, const uint8_t *p, size_t avail,
 		struct nt_event *ev;
 
 		w = load_bytes(p + done);
-		if (!s || (with_src && msg_src(w, src_bits) != src)) {
+		if (!s || (with_src && ((w ^ src_w) & src_wmask))) {
 			if (s)
 				run_stretch_end(s, last, pc, addr, prev);
-			src = msg_src(w, src_bits);
-			s = d->srcs[src];
+			src_w = w;
+			s = d->srcs[msg_src(w, src_bits)];
 			if (!run_may_take(s)) {
 				s = NULL;
 				break;

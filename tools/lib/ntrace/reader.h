@@ -112,6 +112,17 @@ static inline unsigned int msg_src(uint64_t w, unsigned int src_bits)
 _Static_assert(NT_MAX_SRC_BITS <= 12, "msg_src() reads two bytes of SRC");
 
 /*
+ * Where msg_src() finds a SRC of src_bits in w: two messages are of
+ * the same source if their words agree under this mask.
+ */
+static inline uint64_t msg_src_wmask(unsigned int src_bits)
+{
+	uint64_t m = (1ull << src_bits) - 1;
+
+	return (m & 0x3f) << 10 | (m >> 6) << 18;
+}
+
+/*
  * The bytes from the reader's position when the next one starts a
  * message with nothing pending (no partial message, error or
  * resynchronisation), with how many there are and the stream offset of

@@ -157,7 +157,7 @@ struct run {
 	uint32_t epoch;		/* of the state it decoded in: run_epoch() */
 	uint32_t succ;		/* its source's next run last time, 0: none */
 	uint32_t insns, halfwords, transfers;
-	uint64_t xmask;		/* all ones if its target is U-ADDR's, else 0 */
+	uint64_t uaddr_mask;	/* all ones if its target is U-ADDR's, else 0 */
 	uint32_t guard;		/* bit i: the value of pop i decided the walk */
 	/* the return stack's count may exceed npop by this much at most */
 	uint32_t room;
@@ -1850,6 +1850,16 @@ static uint64_t *run_values(struct run *e)
 	return (uint64_t *)(void *)(run_events(e) + run_event_slots(e->nev));
 }
 
+/*
+ * Whether the return stack is deep enough for run e's pops and not too
+ * deep for its pushes (unsigned: fewer entries than npop wraps).
+ */
+static inline bool run_stack_room(const struct src_dec *s,
+				  const struct run *e)
+{
+	return s->count - e->npop <= e->room;
+}
+
 /* The return stack as run e found it: deep enough, the followed values. */
 static bool run_stack_fits(const struct nt_decoder *d,
 			   const struct src_dec *s, struct run *e)
@@ -1857,7 +1867,7 @@ static bool run_stack_fits(const struct nt_decoder *d,
 	const uint64_t *want = run_values(e);
 	uint32_t guard = e->guard;
 
-	if (s->count - e->npop > e->room)
+	if (!run_stack_room(s, e))
 		return false;
 	while (guard) {
 		unsigned int i = (unsigned int)__builtin_ctz(guard);
@@ -2002,9 +2012,8 @@ size_t run_take(struct nt_decoder *d, const uint8_t *p, size_t avail,
 	size_t done = 0;
 
 	while (avail - done >= 8) {
-		uint64_t w, to;
+		uint64_t w;
 		unsigned int i, top;
-		bool indirect;
 		struct nt_event *ev;
 
 		w = load_bytes(p + done);
@@ -2026,17 +2035,12 @@ size_t run_take(struct nt_decoder *d, const uint8_t *p, size_t avail,
 		e = run_find(d, s, prev, pc, w, epoch);
 		if (!e)
 			break;
-		indirect = e->flags & RUN_INDIRECT;
-		to = addr ^ e->next;
-		if (d->cfg.images_complete && indirect &&
-		    !bytes_at(d, s, to, &code))
+		/* an IndirectBranch's target: see pc below */
+		if (d->cfg.images_complete && (e->flags & RUN_INDIRECT) &&
+		    !bytes_at(d, s, addr ^ e->next, &code))
 			break;	/* decode_msg() reports it */
-		/*
-		 * The stack deep enough for its pops and not too deep for its
-		 * pushes (unsigned: fewer than npop wraps); run_find()
-		 * checked the values a guarded run followed.
-		 */
-		if (s->count - e->npop > e->room)
+		/* run_find() checked the values a guarded run followed */
+		if (!run_stack_room(s, e))
 			break;
 		if (e->flags & (RUN_STACK | RUN_GUARDED)) {
 			run_stack_apply(d, s, e);
@@ -2054,8 +2058,8 @@ size_t run_take(struct nt_decoder *d, const uint8_t *p, size_t avail,
 			s->count += (unsigned int)e->dcount;
 		}
 		/* indirect: the target is next ^ the address history */
-		pc = (addr & e->xmask) ^ e->next;
-		addr ^= (addr ^ pc) & e->xmask;
+		pc = (addr & e->uaddr_mask) ^ e->next;
+		addr ^= (addr ^ pc) & e->uaddr_mask;
 		insns += e->insns;
 		half += e->halfwords;
 		taken += e->transfers;
@@ -2296,7 +2300,7 @@ static uint32_t record_end(struct nt_decoder *d, const struct nt_msg *m,
 	e->npush = (uint8_t)npush;
 	e->dcount = (int8_t)((int)npush - (int)npop);
 	e->room = d->cfg.ir_depth - (unsigned int)rise - npop;
-	e->xmask = m->tcode != NT_TCODE_DIRECT_BRANCH ? ~0ull : 0;
+	e->uaddr_mask = m->tcode != NT_TCODE_DIRECT_BRANCH ? ~0ull : 0;
 	e->to_at = (uint16_t)((uint8_t *)&run_events(e)[e->nev - 1].to -
 			      (uint8_t *)e);
 	e->icnt = m->icnt;

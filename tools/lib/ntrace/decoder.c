@@ -165,7 +165,6 @@ struct run {
 	uint16_t to_at;		/* where its last event's to is, from it */
 	uint8_t size, tcode, flags;
 	uint8_t npop, npush;
-	int8_t dcount;		/* npush - npop */
 	uint64_t icnt, hist;	/* for a RepeatBranch after it */
 	uint64_t push;		/* what it pushes, without RUN_STACK */
 };
@@ -2055,7 +2054,7 @@ size_t run_take(struct nt_decoder *d, const uint8_t *p, size_t avail,
 			top = (s->top - e->npop) & ring_mask;
 			s->stack[top] = e->push;
 			s->top = (top + e->npush) & ring_mask;
-			s->count += (unsigned int)e->dcount;
+			s->count = s->count - e->npop + e->npush;
 		}
 		/* indirect: the target is next ^ the address history */
 		pc = (addr & e->uaddr_mask) ^ e->next;
@@ -2298,7 +2297,6 @@ static uint32_t record_end(struct nt_decoder *d, const struct nt_msg *m,
 		   (guard ? RUN_GUARDED : 0);
 	e->npop = (uint8_t)npop;
 	e->npush = (uint8_t)npush;
-	e->dcount = (int8_t)((int)npush - (int)npop);
 	e->room = d->cfg.ir_depth - (unsigned int)rise - npop;
 	e->uaddr_mask = m->tcode != NT_TCODE_DIRECT_BRANCH ? ~0ull : 0;
 	e->to_at = (uint16_t)((uint8_t *)&run_events(e)[e->nev - 1].to -

@@ -631,6 +631,7 @@ struct nt_decoder_stats {
 	uint64_t deviations[NT_DEV__COUNT];	/* messages, per kind */
 	uint64_t deviation_at[NT_DEV__COUNT];	/* offset of the first one */
 	uint64_t cached_msgs;	/* of msgs, those the run cache took */
+	uint64_t paired_msgs;	/* of cached_msgs, those taken two at once */
 };
 
 typedef void (*nt_event_fn)(void *ctx, const struct nt_event *ev);
@@ -644,7 +645,8 @@ struct nt_decoder *nt_decoder_new(const struct nt_decoder_cfg *cfg,
 				  nt_event_fn fn, void *ctx, const char **err);
 /*
  * The same, events handed over in batches: what the run cache takes
- * from one message comes in one call, without a call per event.
+ * from one message, or from two it takes at once, comes in one call,
+ * without a call per event.
  */
 struct nt_decoder *nt_decoder_new_batch(const struct nt_decoder_cfg *cfg,
 					nt_events_fn fn, void *ctx,

@@ -1936,6 +1936,384 @@ static void return_stack_depth(void)
 }
 
 
+static uint32_t jtype(uint32_t rd, int32_t off)
+{
+	uint32_t o = (uint32_t)off;
+
+	return ((o >> 20) & 1) << 31 | ((o >> 1) & 0x3ff) << 21 |
+	       ((o >> 11) & 1) << 20 | ((o >> 12) & 0xff) << 12 | rd << 7 |
+	       0x6f;
+}
+
+/* One pass of run_pairs_stack()'s loop: what retires, in order. */
+static const struct nt_record pairs_pass[] = {
+	{ .addr = 0x1000, .itype = NT_ITYPE_DIRECT_CALL },	/* M */
+	{ .addr = 0x1100, .itype = NT_ITYPE_DIRECT_CALL },	/* H */
+	{ .addr = 0x1200, .itype = NT_ITYPE_BRANCH_TAKEN },
+	{ .addr = 0x1208, .itype = NT_ITYPE_BRANCH_TAKEN },
+	{ .addr = 0x1210 },
+	{ .addr = 0x1214, .itype = NT_ITYPE_RETURN },	/* to 0x1108 */
+	{ .addr = 0x1108, .itype = NT_ITYPE_DIRECT_CALL },	/* K */
+	{ .addr = 0x1300, .itype = NT_ITYPE_BRANCH_TAKEN },
+	{ .addr = 0x1308, .itype = NT_ITYPE_DIRECT_CALL },	/* G */
+	{ .addr = 0x1400, .itype = NT_ITYPE_BRANCH_TAKEN },
+	{ .addr = 0x1408 },
+	{ .addr = 0x140c, .itype = NT_ITYPE_RETURN },	/* to 0x1310 */
+	{ .addr = 0x1310, .itype = NT_ITYPE_RETURN },
+	{ .addr = 0x110c, .itype = NT_ITYPE_DIRECT_CALL },	/* P */
+	{ .addr = 0x1500, .itype = NT_ITYPE_BRANCH_TAKEN },
+	{ .addr = 0x1508, .itype = NT_ITYPE_DIRECT_CALL },	/* F */
+	{ .addr = 0x1600, .itype = NT_ITYPE_BRANCH_TAKEN },
+	{ .addr = 0x1608, .itype = NT_ITYPE_DIRECT_CALL },	/* Q */
+	{ .addr = 0x1700, .itype = NT_ITYPE_BRANCH_TAKEN },
+	{ .addr = 0x1708, .itype = NT_ITYPE_RETURN },
+	{ .addr = 0x160c, .itype = NT_ITYPE_RETURN },
+	{ .addr = 0x150c, .itype = NT_ITYPE_RETURN },
+	{ .addr = 0x1110, .itype = NT_ITYPE_RETURN },
+	{ .addr = 0x1004 },
+	{ .addr = 0x1008, .itype = NT_ITYPE_BRANCH_TAKEN },	/* the loop */
+};
+
+/*
+ * The run cache takes a DirectBranch and the message after it as one
+ * run when their stack operations come to one pop and one push at
+ * most. A loop of BTM with implicit returns whose messages are, in
+ * order (H, K, G, P, F and Q are called functions):
+ *
+ *   1. M and H called, H's first branch: two pushes, not paired;
+ *   2. H's second branch, nothing on the stack, and 3. H returning
+ *      elsewhere than its return address (so the return is explicit):
+ *      a pair that pops the entry M pushed before it;
+ *   4. K called, its branch; 5. G called, its branch: each pushes, so
+ *      not a pair; 6. G returning elsewhere: 5 and 6 a pair that pops
+ *      what it pushes;
+ *   7. K's inferred return, P called, its branch;
+ *   8. F called, its branch; 9. Q called, its branch: two pushes, not
+ *      a pair;
+ *   10. the inferred returns of Q, F, P and M, the loop's branch.
+ *
+ * A pair that popped or pushed one entry too many or too few, or the
+ * wrong value, changes what the inferred returns after it find: each
+ * is checked against the general path, and against what retired.
+ */
+static void run_pairs_stack(void)
+{
+	static const struct word w[] = {
+		{ 0x1000, 0 }, { 0x1004, 0xfff50513 }, { 0x1008, 0 },
+		{ 0x100c, 0xfff50513 },
+		{ 0x1100, 0 }, { 0x1104, 0x00000013 }, { 0x1108, 0 },
+		{ 0x110c, 0 }, { 0x1110, 0x00008067 },
+		{ 0x1200, 0 }, { 0x1204, 0x00000013 }, { 0x1208, 0 },
+		{ 0x120c, 0x00000013 }, { 0x1210, 0x00408093 },
+		{ 0x1214, 0x00008067 },
+		{ 0x1300, 0 }, { 0x1304, 0x00000013 }, { 0x1308, 0 },
+		{ 0x130c, 0x00000013 }, { 0x1310, 0x00008067 },
+		{ 0x1400, 0 }, { 0x1404, 0x00000013 }, { 0x1408, 0x00408093 },
+		{ 0x140c, 0x00008067 },
+		{ 0x1500, 0 }, { 0x1504, 0x00000013 }, { 0x1508, 0 },
+		{ 0x150c, 0x00008067 },
+		{ 0x1600, 0 }, { 0x1604, 0x00000013 }, { 0x1608, 0 },
+		{ 0x160c, 0x00008067 },
+		{ 0x1700, 0 }, { 0x1704, 0x00000013 }, { 0x1708, 0x00008067 },
+	};
+	const size_t nw = sizeof(w) / sizeof(w[0]);
+	const size_t npass = sizeof(pairs_pass) / sizeof(pairs_pass[0]);
+	const unsigned int passes = 40;
+	struct word code[sizeof(w) / sizeof(w[0])];
+	struct nt_image *img;
+	unsigned int depth;
+	size_t i;
+
+	memcpy(code, w, sizeof(w));
+	for (i = 0; i < nw; i++) {
+		uint64_t at = code[i].at;
+		int32_t to = 8;	/* a taken beq's: skips a nop */
+
+		if (code[i].insn)
+			continue;
+		if (at == 0x1008) {
+			code[i].insn = btype(1, 10, 0, -8);	/* bnez a0 */
+			continue;
+		}
+		if (at == 0x1000 || at == 0x1100 || at == 0x1108 ||
+		    at == 0x110c || at == 0x1308 || at == 0x1508 ||
+		    at == 0x1608) {
+			static const uint64_t callee[][2] = {
+				{ 0x1000, 0x1100 }, { 0x1100, 0x1200 },
+				{ 0x1108, 0x1300 }, { 0x110c, 0x1500 },
+				{ 0x1308, 0x1400 }, { 0x1508, 0x1600 },
+				{ 0x1608, 0x1700 },
+			};
+			size_t k;
+
+			for (k = 0; callee[k][0] != at; k++)
+				;
+			to = (int32_t)(callee[k][1] - at);
+			code[i].insn = jtype(1, to);	/* jal ra */
+			continue;
+		}
+		code[i].insn = btype(0, 0, 0, to);	/* beq zero, zero */
+	}
+	img = words_image(0x1000, 0x1800, code, nw);
+	for (depth = 2; depth <= 6; depth++) {
+		struct nt_encoder_cfg ecfg;
+		struct nt_decoder_cfg dc;
+		struct nt_encoder *e;
+		const char *err = NULL;
+		const uint8_t *out;
+		struct cache_cmp c[2];
+		struct collect got;
+		unsigned int pass, bad = 0;
+		size_t len, k;
+
+		nt_encoder_cfg_default(&ecfg);
+		os_btm_rb_ir3(&ecfg);
+		ecfg.repeat_branch = false;
+		ecfg.ir_depth = (uint8_t)depth;
+		e = nt_encoder_new(&ecfg, &err);
+		if (!e)
+			abort();
+		nt_encoder_start(e, NT_SYNC_TRACE_ENABLE);
+		for (pass = 0; pass < passes; pass++) {
+			for (k = 0; k < npass; k++) {
+				struct nt_record r = pairs_pass[k];
+
+				r.size = 4;
+				if (pass + 1 == passes && r.addr == 0x1008)
+					r.itype = NT_ITYPE_BRANCH_NOT_TAKEN;
+				nt_encoder_retire(e, &r);
+			}
+		}
+		nt_encoder_retire(e, &(struct nt_record){ .addr = 0x100c,
+				  .size = 4 });
+		nt_encoder_stop(e, NT_EVCODE_TRACE_DISABLED, 0);
+		out = nt_encoder_output(e, &len);
+		nt_decoder_cfg_default(&dc);
+		dc.stream = ecfg.stream;
+		dc.mode = ecfg.mode;
+		dc.ir_depth = (uint16_t)depth;
+		cache_cmp_run(&c[0], &dc, img, out, len, false, 0);
+		cache_cmp_run(&c[1], &dc, img, out, len, true, 61);
+		decode(&ecfg, img, out, len, 0, &got);
+		for (k = 0; k < got.n; k++)
+			bad += got.pcs[k] != (k / npass < passes ?
+					      pairs_pass[k % npass].addr :
+					      0x100c);
+		tap_ok(c[0].same && c[1].same && !got.gaps && !bad &&
+		       got.n == passes * npass + 1 &&
+		       c[0].st_on.paired_msgs > passes &&
+		       c[1].st_on.paired_msgs > passes,
+		       "return stack of %u: pairs of runs that pop and push "
+		       "decode as the general path does (%" PRIu64 " of %"
+		       PRIu64 " messages in pairs) and as executed (%zu PCs, "
+		       "%u wrong)", depth, c[0].st_on.paired_msgs,
+		       c[0].st_on.msgs, got.n, bad);
+		for (k = 0; k < 2; k++)
+			cache_cmp_free(&c[k]);
+		collect_free(&got);
+		nt_encoder_free(e);
+	}
+	nt_image_free(img);
+}
+
+/*
+ * A program for run_pairs_room(): its code, and its trace as I-CNTs of
+ * DirectBranch messages (0: an IndirectBranch of I-CNT ib_icnt, to the
+ * next of ib_to in turn), passes times the pass's messages, the last
+ * time the last's instead.
+ */
+struct room_case {
+	const char *what;
+	uint64_t base;
+	const struct word *code;
+	size_t ncode;
+	const uint64_t *pass, *last;
+	size_t npass, nlast;
+	uint64_t ib_icnt;
+	const uint64_t *ib_to;
+	size_t nib_to;
+	unsigned int depth;
+};
+
+/* 0x2000 (sync) */
+static const struct word room_plain[] = {
+	{ 0x2000, 0x500000ef },		/* jal ra, Y */
+	{ 0x2004, 0x0fc000ef },		/* jal ra, N */
+	{ 0x2008, 0xfe051ce3 },		/* bnez a0, 0x2000 */
+	{ 0x200c, 0x3f4000ef },		/* jal ra, N2 */
+	{ 0x2010, 0x00000063 },		/* beqz zero, . */
+	{ 0x2100, 0x100000ef },		/* N: jal ra, Z */
+	{ 0x2104, 0x00008067 },		/* ret */
+	{ 0x2200, 0x00000463 },		/* Z: beqz zero, +8 */
+	{ 0x2204, 0x00000013 },
+	{ 0x2208, 0x00000463 },		/* beqz zero, +8 */
+	{ 0x220c, 0x00000013 },
+	{ 0x2210, 0x0f0000ef },		/* jal ra, W */
+	{ 0x2214, 0x00008067 },		/* ret */
+	{ 0x2300, 0x00000463 },		/* W: beqz zero, +8 */
+	{ 0x2304, 0x00000013 },
+	{ 0x2308, 0x00008067 },		/* ret */
+	{ 0x2400, 0xd01ff0ef },		/* N2: jal ra, N */
+	{ 0x2404, 0x00008067 },		/* ret */
+	{ 0x2500, 0xd01ff0ef },		/* Y: jal ra, Z */
+	{ 0x2504, 0x00008067 },		/* ret */
+};
+static const uint64_t room_plain_pass[] = { 6, 2, 4, 12, 2, 4, 8 };
+static const uint64_t room_plain_last[] = { 6, 2, 4, 12, 2, 4, 16, 2, 4, 10 };
+
+/* 0x3000 (sync); Z returns to its caller's return address + 4 */
+static const struct word room_pop[] = {
+	{ 0x3000, 0x500000ef },		/* jal ra, Y */
+	{ 0x3004, 0x0fc000ef },		/* jal ra, N */
+	{ 0x3008, 0xfe051ce3 },		/* bnez a0, 0x3000 */
+	{ 0x300c, 0x3f4000ef },		/* jal ra, N2 */
+	{ 0x3010, 0x00000063 },		/* beqz zero, . */
+	{ 0x3100, 0x100000ef },		/* N: jal ra, Z */
+	{ 0x3104, 0x00000013 },
+	{ 0x3108, 0x00008067 },		/* ret */
+	{ 0x3200, 0x00000463 },		/* Z: beqz zero, +8 */
+	{ 0x3204, 0x00000013 },
+	{ 0x3208, 0x0f8000ef },		/* jal ra, V */
+	{ 0x320c, 0x00000463 },		/* beqz zero, +8 */
+	{ 0x3210, 0x00000013 },
+	{ 0x3214, 0x00408093 },		/* addi ra, ra, 4 */
+	{ 0x3218, 0x00008067 },		/* ret */
+	{ 0x3300, 0x00008067 },		/* V: ret */
+	{ 0x3400, 0xd01ff0ef },		/* N2: jal ra, N */
+	{ 0x3404, 0x00008067 },		/* ret */
+	{ 0x3500, 0xd01ff0ef },		/* Y: jal ra, Z */
+	{ 0x3504, 0x00000013 },
+	{ 0x3508, 0x00008067 },		/* ret */
+};
+static const uint64_t room_pop_pass[] = { 6, 6, 0, 8, 6, 0, 4 };
+static const uint64_t room_pop_last[] = { 6, 6, 0, 8, 6, 0, 12, 6, 0, 6 };
+static const uint64_t room_pop_to[] = { 0x3508, 0x3108 };
+
+/* 0x4000 (sync); V returns to its return address + 4 */
+static const struct word room_push[] = {
+	{ 0x4000, 0x500000ef },		/* jal ra, Y */
+	{ 0x4004, 0xfe051ee3 },		/* bnez a0, 0x4000 */
+	{ 0x4008, 0x3f8000ef },		/* jal ra, N2 */
+	{ 0x400c, 0x00000063 },		/* beqz zero, . */
+	{ 0x4100, 0x100000ef },		/* N: jal ra, Z */
+	{ 0x4104, 0x00008067 },		/* ret */
+	{ 0x4200, 0x00000463 },		/* Z: beqz zero, +8 */
+	{ 0x4204, 0x00000013 },
+	{ 0x4208, 0x3f8000ef },		/* jal ra, Z2 */
+	{ 0x420c, 0x00008067 },		/* ret */
+	{ 0x4300, 0x00408093 },		/* V: addi ra, ra, 4 */
+	{ 0x4304, 0x00008067 },		/* ret */
+	{ 0x4400, 0xd01ff0ef },		/* N2: jal ra, N */
+	{ 0x4404, 0x00008067 },		/* ret */
+	{ 0x4500, 0xd01ff0ef },		/* Y: jal ra, Z */
+	{ 0x4504, 0x00008067 },		/* ret */
+	{ 0x4600, 0x00000463 },		/* Z2: beqz zero, +8 */
+	{ 0x4604, 0x00000013 },
+	{ 0x4608, 0xcf9ff0ef },		/* jal ra, V */
+	{ 0x460c, 0x00000013 },
+	{ 0x4610, 0x00008067 },		/* ret */
+};
+static const uint64_t room_push_pass[] = { 6, 4, 0, 8 };
+static const uint64_t room_push_last[] = { 6, 4, 0, 16, 4, 0, 10 };
+static const uint64_t room_push_to[] = { 0x4610 };
+
+/*
+ * A pair of runs must never take the return stack past its depth where
+ * its second run alone would not have been taken: the general path
+ * then drops the oldest entry, as the encoder does. Each program calls
+ * its pair (A, then B) a few times with room for both, then once with
+ * the stack too full for B. The last message infers one return more
+ * than the stack holds then, which is the stream's error; a pair taken
+ * there would have kept the dropped entry and hidden it.
+ *
+ * - plain: Z's second branch (A, nothing on the stack), then W's call
+ *   and branch (B, a push), on a stack of 3 holding 2, then 3;
+ * - pop: V called and returned from within A, then Z returning
+ *   elsewhere than its return address (B, an IndirectBranch popping
+ *   the entry below): A's call needs room, on a stack of 3 holding 2,
+ *   then 3;
+ * - push: Z2 called in A, then V called and returning elsewhere in B
+ *   (a push and its pop): B's call needs room above A's push, on a
+ *   stack of 4 holding 2, then 3.
+ */
+static void run_pairs_room(void)
+{
+	static const struct room_case cases[] = {
+		{ "a push after nothing", 0x2000, room_plain,
+		  sizeof(room_plain) / sizeof(room_plain[0]),
+		  room_plain_pass, room_plain_last,
+		  sizeof(room_plain_pass) / sizeof(room_plain_pass[0]),
+		  sizeof(room_plain_last) / sizeof(room_plain_last[0]),
+		  0, NULL, 0, 3 },
+		{ "a call and return, then a pop", 0x3000, room_pop,
+		  sizeof(room_pop) / sizeof(room_pop[0]),
+		  room_pop_pass, room_pop_last,
+		  sizeof(room_pop_pass) / sizeof(room_pop_pass[0]),
+		  sizeof(room_pop_last) / sizeof(room_pop_last[0]),
+		  4, room_pop_to, 2, 3 },
+		{ "a push, then a call and return", 0x4000, room_push,
+		  sizeof(room_push) / sizeof(room_push[0]),
+		  room_push_pass, room_push_last,
+		  sizeof(room_push_pass) / sizeof(room_push_pass[0]),
+		  sizeof(room_push_last) / sizeof(room_push_last[0]),
+		  6, room_push_to, 1, 4 },
+	};
+	const unsigned int passes = 4;
+	size_t j;
+
+	for (j = 0; j < sizeof(cases) / sizeof(cases[0]); j++) {
+		const struct room_case *rc = &cases[j];
+		struct nt_stream_cfg cfg = { .xlen = 64 };
+		struct nt_decoder_cfg dc;
+		struct nt_image *img;
+		struct cache_cmp c[2];
+		uint64_t addr = rc->base;
+		uint8_t buf[256];
+		size_t len = 0, i, k, n, ib = 0;
+
+		img = words_image(rc->base, 0x700, rc->code, rc->ncode);
+		len = msg(&cfg, buf, len, (struct nt_msg)SYNC_AT(rc->base));
+		for (k = 0; k < passes; k++) {
+			const uint64_t *m = k + 1 < passes ? rc->pass : rc->last;
+
+			n = k + 1 < passes ? rc->npass : rc->nlast;
+			for (i = 0; i < n; i++) {
+				uint64_t to;
+
+				if (m[i]) {
+					len = msg(&cfg, buf, len, (struct nt_msg){
+						.tcode = NT_TCODE_DIRECT_BRANCH,
+						.icnt = m[i] });
+					continue;
+				}
+				to = rc->ib_to[ib++ % rc->nib_to];
+				len = msg(&cfg, buf, len, (struct nt_msg)
+					  IB(0, rc->ib_icnt, to ^ addr));
+				addr = to;
+			}
+		}
+		/* the cache takes a message with eight bytes from its start */
+		len = msg(&cfg, buf, len, (struct nt_msg)SYNC_AT(rc->base));
+		len = msg(&cfg, buf, len, (struct nt_msg){
+			.tcode = NT_TCODE_DIRECT_BRANCH, .icnt = rc->pass[0] });
+		nt_decoder_cfg_default(&dc);
+		dc.stream = cfg;
+		dc.ir_depth = (uint16_t)rc->depth;
+		cache_cmp_run(&c[0], &dc, img, buf, len, false, 0);
+		cache_cmp_run(&c[1], &dc, img, buf, len, true, 0);
+		tap_ok(c[0].same && c[1].same && c[0].st_off.gaps == 1 &&
+		       c[0].st_off.errors == 1 && c[0].st_on.cached_msgs,
+		       "return stack full, %s: no pair of runs takes it "
+		       "past its depth (%" PRIu64 " of %" PRIu64 " messages "
+		       "cached, %" PRIu64 " in pairs; events the same: %d, %d)",
+		       rc->what, c[0].st_on.cached_msgs, c[0].st_on.msgs,
+		       c[0].st_on.paired_msgs, c[0].same, c[1].same);
+		for (k = 0; k < 2; k++)
+			cache_cmp_free(&c[k]);
+		nt_image_free(img);
+	}
+}
+
 /*
  * The encoder model with Ownership messages on, through a system call:
  * U-mode addi, the ecall's trap to S-mode, the handler's addi and sret,
@@ -2188,6 +2566,8 @@ int main(int argc, char **argv)
 	sifive_rcode_8_9();
 	hand_built_damage();
 	return_stack_depth();
+	run_pairs_stack();
+	run_pairs_room();
 	ownership_encoded();
 	address_outside_images();
 	if (argc < 2) {

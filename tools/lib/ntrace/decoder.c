@@ -2123,13 +2123,18 @@ size_t run_take(struct nt_decoder *d, const uint8_t *p, size_t avail,
 				pairs++;
 			}
 		}
-		/* an IndirectBranch's target: see pc below */
-		if (d->cfg.images_complete && (e->flags & RUN_INDIRECT) &&
-		    !bytes_at(d, s, addr ^ e->next, &code))
-			goto untaken;	/* decode_msg() reports it */
-		/* run_find() checked the values a guarded run followed */
-		if (!run_stack_room(s, e))
-			goto untaken;
+		/*
+		 * an IndirectBranch's target (see pc below), which
+		 * decode_msg() reports if no image has it; the return
+		 * stack (run_find() checked the values a guarded run
+		 * followed): else e is not taken, nor counted if a pair
+		 */
+		if ((d->cfg.images_complete && (e->flags & RUN_INDIRECT) &&
+		     !bytes_at(d, s, addr ^ e->next, &code)) ||
+		    !run_stack_room(s, e)) {
+			pairs -= e->nmsg - 1u;
+			break;
+		}
 		if (e->flags & (RUN_STACK | RUN_GUARDED)) {
 			run_stack_apply(d, s, e);
 		} else {
@@ -2173,10 +2178,6 @@ size_t run_take(struct nt_decoder *d, const uint8_t *p, size_t avail,
 		prev = (uint32_t)((uint8_t *)e - d->run_arena);
 		last = e;
 		done += e->size;
-	}
-	if (0) {
-untaken:
-		pairs -= e->nmsg - 1u;	/* counted as found */
 	}
 	if (s)
 		run_stretch_end(s, last, pc, addr, prev);

@@ -166,8 +166,10 @@ struct run {
 	uint16_t to_at;		/* where its last event's to is, from it */
 	uint8_t size, tcode, flags;
 	uint8_t npop, npush;
-	uint8_t nmsg;		/* messages: 1, or 2 for a pair (run_fuse()) */
-	/* a pair's events from b_at on are b_off bytes on; else b_at = nev */
+	/*
+	 * a pair's (run_fuse()) events from b_at on are its second
+	 * message's, b_off bytes on; a single message's: b_at = nev
+	 */
 	uint8_t b_at, b_off;
 	uint64_t icnt, hist;	/* for a RepeatBranch after it */
 	uint64_t push;		/* what it pushes, without RUN_STACK */
@@ -1840,6 +1842,12 @@ static bool run_tcode(unsigned int tcode)
 	       tcode == NT_TCODE_INDIRECT_BRANCH_HIST;
 }
 
+/* Whether e is two messages' runs as one: see run_fuse(). */
+static bool run_is_pair(const struct run *e)
+{
+	return e->b_at < e->nev;
+}
+
 static struct nt_event *run_events(struct run *e)
 {
 	return (struct nt_event *)(void *)(e + 1);
@@ -2003,7 +2011,7 @@ run_fuse(struct nt_decoder *d, struct run *a, struct run *b)
 
 	/* tried once: a run seldom has two successors worth a pair */
 	a->flags &= ~RUN_HEAD;
-	if (a->size + b->size > 8 || nev > RUN_MAX_EVENTS || b->nmsg != 1 ||
+	if (a->size + b->size > 8 || nev > RUN_MAX_EVENTS || run_is_pair(b) ||
 	    (b->flags & (RUN_STACK | RUN_GUARDED)) ||
 	    (a->npush && b->npush && !b->npop))
 		return;
@@ -2038,7 +2046,6 @@ run_fuse(struct nt_decoder *d, struct run *a, struct run *b)
 	f->npush = b->npush || (a->npush && !b->npop);
 	f->push = b->npush ? b->push : a->push;
 	f->room = (uint32_t)(hi - npop);
-	f->nmsg = 2;
 	f->b_at = (uint8_t)a->nev;
 	f->b_off = a->size;
 	memcpy(run_events(f), run_events(a), a->nev * sizeof(struct nt_event));
@@ -2132,7 +2139,7 @@ size_t run_take(struct nt_decoder *d, const uint8_t *p, size_t avail,
 		if ((d->cfg.images_complete && (e->flags & RUN_INDIRECT) &&
 		     !bytes_at(d, s, addr ^ e->next, &code)) ||
 		    !run_stack_room(s, e)) {
-			pairs -= e->nmsg - 1u;
+			pairs -= run_is_pair(e);
 			break;
 		}
 		if (e->flags & (RUN_STACK | RUN_GUARDED)) {
@@ -2416,7 +2423,6 @@ static uint32_t record_end(struct nt_decoder *d, const struct nt_msg *m,
 	e->hist = m->hist;
 	e->push = npush ? pushed[0] : 0;
 	e->pair = 0;
-	e->nmsg = 1;
 	e->b_at = (uint8_t)e->nev;
 	e->b_off = 0;
 	if (!(e->flags & (RUN_INDIRECT | RUN_PRIV_MAY_CHANGE | RUN_STACK |

@@ -1998,62 +1998,39 @@ static const struct nt_record pairs_pass[] = {
  */
 static void run_pairs_stack(void)
 {
-	static const struct word w[] = {
-		{ 0x1000, 0 }, { 0x1004, 0xfff50513 }, { 0x1008, 0 },
-		{ 0x100c, 0xfff50513 },
-		{ 0x1100, 0 }, { 0x1104, 0x00000013 }, { 0x1108, 0 },
-		{ 0x110c, 0 }, { 0x1110, 0x00008067 },
-		{ 0x1200, 0 }, { 0x1204, 0x00000013 }, { 0x1208, 0 },
-		{ 0x120c, 0x00000013 }, { 0x1210, 0x00408093 },
-		{ 0x1214, 0x00008067 },
-		{ 0x1300, 0 }, { 0x1304, 0x00000013 }, { 0x1308, 0 },
-		{ 0x130c, 0x00000013 }, { 0x1310, 0x00008067 },
-		{ 0x1400, 0 }, { 0x1404, 0x00000013 }, { 0x1408, 0x00408093 },
-		{ 0x140c, 0x00008067 },
-		{ 0x1500, 0 }, { 0x1504, 0x00000013 }, { 0x1508, 0 },
-		{ 0x150c, 0x00008067 },
-		{ 0x1600, 0 }, { 0x1604, 0x00000013 }, { 0x1608, 0 },
-		{ 0x160c, 0x00008067 },
-		{ 0x1700, 0 }, { 0x1704, 0x00000013 }, { 0x1708, 0x00008067 },
+	const uint32_t beq8 = btype(0, 0, 0, 8);	/* skips a nop */
+	const uint32_t nop = 0x00000013, ret = 0x00008067;
+	const uint32_t dec_a0 = 0xfff50513, ra_plus_4 = 0x00408093;
+	const struct word code[] = {
+		{ 0x1000, jtype(1, 0x100) },	/* jal ra, M */
+		{ 0x1004, dec_a0 }, { 0x1008, btype(1, 10, 0, -8) },
+		{ 0x100c, dec_a0 },
+		{ 0x1100, jtype(1, 0x100) },	/* M: jal ra, H */
+		{ 0x1104, nop },
+		{ 0x1108, jtype(1, 0x1f8) },	/* jal ra, K */
+		{ 0x110c, jtype(1, 0x3f4) },	/* jal ra, P */
+		{ 0x1110, ret },
+		{ 0x1200, beq8 }, { 0x1204, nop }, { 0x1208, beq8 },	/* H */
+		{ 0x120c, nop }, { 0x1210, ra_plus_4 }, { 0x1214, ret },
+		{ 0x1300, beq8 }, { 0x1304, nop },			/* K */
+		{ 0x1308, jtype(1, 0xf8) },	/* jal ra, G */
+		{ 0x130c, nop }, { 0x1310, ret },
+		{ 0x1400, beq8 }, { 0x1404, nop }, { 0x1408, ra_plus_4 }, /* G */
+		{ 0x140c, ret },
+		{ 0x1500, beq8 }, { 0x1504, nop },			/* P */
+		{ 0x1508, jtype(1, 0xf8) },	/* jal ra, F */
+		{ 0x150c, ret },
+		{ 0x1600, beq8 }, { 0x1604, nop },			/* F */
+		{ 0x1608, jtype(1, 0xf8) },	/* jal ra, Q */
+		{ 0x160c, ret },
+		{ 0x1700, beq8 }, { 0x1704, nop }, { 0x1708, ret },	/* Q */
 	};
-	const size_t nw = sizeof(w) / sizeof(w[0]);
+	const size_t nw = sizeof(code) / sizeof(code[0]);
 	const size_t npass = sizeof(pairs_pass) / sizeof(pairs_pass[0]);
 	const unsigned int passes = 40;
-	struct word code[sizeof(w) / sizeof(w[0])];
 	struct nt_image *img;
 	unsigned int depth;
-	size_t i;
 
-	memcpy(code, w, sizeof(w));
-	for (i = 0; i < nw; i++) {
-		uint64_t at = code[i].at;
-		int32_t to = 8;	/* a taken beq's: skips a nop */
-
-		if (code[i].insn)
-			continue;
-		if (at == 0x1008) {
-			code[i].insn = btype(1, 10, 0, -8);	/* bnez a0 */
-			continue;
-		}
-		if (at == 0x1000 || at == 0x1100 || at == 0x1108 ||
-		    at == 0x110c || at == 0x1308 || at == 0x1508 ||
-		    at == 0x1608) {
-			static const uint64_t callee[][2] = {
-				{ 0x1000, 0x1100 }, { 0x1100, 0x1200 },
-				{ 0x1108, 0x1300 }, { 0x110c, 0x1500 },
-				{ 0x1308, 0x1400 }, { 0x1508, 0x1600 },
-				{ 0x1608, 0x1700 },
-			};
-			size_t k;
-
-			for (k = 0; callee[k][0] != at; k++)
-				;
-			to = (int32_t)(callee[k][1] - at);
-			code[i].insn = jtype(1, to);	/* jal ra */
-			continue;
-		}
-		code[i].insn = btype(0, 0, 0, to);	/* beq zero, zero */
-	}
 	img = words_image(0x1000, 0x1800, code, nw);
 	for (depth = 2; depth <= 6; depth++) {
 		struct nt_encoder_cfg ecfg;
@@ -2134,6 +2111,12 @@ struct room_case {
 	size_t nib_to;
 	unsigned int depth;
 };
+
+#define NELEMS(a)	(sizeof(a) / sizeof((a)[0]))
+/* a room_case of program p: p's code, p_pass and p_last */
+#define ROOM_CASE(what, base, p, ib_icnt, ib_to, nib_to, depth) \
+	{ what, base, p, NELEMS(p), p##_pass, p##_last, NELEMS(p##_pass), \
+	  NELEMS(p##_last), ib_icnt, ib_to, nib_to, depth }
 
 /* 0x2000 (sync) */
 static const struct word room_plain[] = {
@@ -2239,29 +2222,17 @@ static const uint64_t room_push_to[] = { 0x4610 };
 static void run_pairs_room(void)
 {
 	static const struct room_case cases[] = {
-		{ "a push after nothing", 0x2000, room_plain,
-		  sizeof(room_plain) / sizeof(room_plain[0]),
-		  room_plain_pass, room_plain_last,
-		  sizeof(room_plain_pass) / sizeof(room_plain_pass[0]),
-		  sizeof(room_plain_last) / sizeof(room_plain_last[0]),
-		  0, NULL, 0, 3 },
-		{ "a call and return, then a pop", 0x3000, room_pop,
-		  sizeof(room_pop) / sizeof(room_pop[0]),
-		  room_pop_pass, room_pop_last,
-		  sizeof(room_pop_pass) / sizeof(room_pop_pass[0]),
-		  sizeof(room_pop_last) / sizeof(room_pop_last[0]),
-		  4, room_pop_to, 2, 3 },
-		{ "a push, then a call and return", 0x4000, room_push,
-		  sizeof(room_push) / sizeof(room_push[0]),
-		  room_push_pass, room_push_last,
-		  sizeof(room_push_pass) / sizeof(room_push_pass[0]),
-		  sizeof(room_push_last) / sizeof(room_push_last[0]),
-		  6, room_push_to, 1, 4 },
+		ROOM_CASE("a push after nothing", 0x2000, room_plain,
+			  0, NULL, 0, 3),
+		ROOM_CASE("a call and return, then a pop", 0x3000, room_pop,
+			  4, room_pop_to, NELEMS(room_pop_to), 3),
+		ROOM_CASE("a push, then a call and return", 0x4000, room_push,
+			  6, room_push_to, NELEMS(room_push_to), 4),
 	};
 	const unsigned int passes = 4;
 	size_t j;
 
-	for (j = 0; j < sizeof(cases) / sizeof(cases[0]); j++) {
+	for (j = 0; j < NELEMS(cases); j++) {
 		const struct room_case *rc = &cases[j];
 		struct nt_stream_cfg cfg = { .xlen = 64 };
 		struct nt_decoder_cfg dc;

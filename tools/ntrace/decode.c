@@ -294,14 +294,14 @@ int cmd_decode(int argc, char **argv)
 			" skipped-messages %" PRIu64 "\n"
 			"last timestamp %" PRIu64 "\n"
 			"run cache %" PRIu64 " messages (%.1f%%), %" PRIu64
-			" in pairs\n"
+			" in chains\n"
 			"decode time %.3f s (%.1f M instructions/s)\n",
 			st->msgs, st->bytes, st->insns, st->halfwords,
 			st->transfers, st->traps, st->syncs, st->errors,
 			st->gaps, st->skipped_msgs, st->last_time,
 			st->cached_msgs, st->msgs ? 100.0 *
 			(double)st->cached_msgs / (double)st->msgs : 0.0,
-			st->paired_msgs, secs,
+			st->chained_msgs, secs,
 			secs > 0 ? (double)st->insns / secs / 1e6 : 0.0);
 		for (k = 0; k < NT_DEV__COUNT; k++)
 			fprintf(stderr, "deviation %s: %" PRIu64 "\n",

@@ -157,7 +157,13 @@ struct run {
 	uint32_t epoch;		/* of the state it decoded in: run_epoch() */
 	uint32_t succ;		/* its source's next run last time, 0: none */
 	uint32_t insns, halfwords, transfers;
-	uint32_t pair;		/* it and its successor as one run, 0: none */
+	uint32_t chain;		/* it and its successor as one run, 0: none */
+	/*
+	 * a chain's (run_fuse()): its bytes after the first eight (bytes2
+	 * under mask2), and the address history it was made for (ain
+	 * under amask) when an IndirectBranch's target is a PC in it
+	 */
+	uint64_t bytes2, mask2, ain, amask;
 	uint64_t uaddr_mask;	/* all ones if its target is U-ADDR's, else 0 */
 	uint32_t guard;		/* bit i: the value of pop i decided the walk */
 	/* the return stack's count may exceed npop by this much at most */
@@ -166,11 +172,15 @@ struct run {
 	uint16_t to_at;		/* where its last event's to is, from it */
 	uint8_t size, tcode, flags;
 	uint8_t npop, npush;
+	uint8_t nmsg;		/* messages: 1, more in a chain */
+	uint8_t chained;	/* nmsg of a chain, 0 of a single message */
 	/*
-	 * a pair's (run_fuse()) events from b_at on are its second
-	 * message's, b_off bytes on; a single message's: b_at = nev
+	 * where event i's message starts, from the run's first byte: byte
+	 * i of offs for i < 8, tail_off for the rest (a chain's last
+	 * message's)
 	 */
-	uint8_t b_at, b_off;
+	uint8_t tail_off;
+	uint64_t offs;
 	uint64_t icnt, hist;	/* for a RepeatBranch after it */
 	uint64_t push;		/* what it pushes, without RUN_STACK */
 };
@@ -179,9 +189,11 @@ struct run {
 #define RUN_PRIV_MAY_CHANGE	(1u << 1)	/* it ended at a trap return */
 #define RUN_STACK		(1u << 2)	/* more than a pop and a push */
 #define RUN_GUARDED		(1u << 3)	/* a popped value decided it */
-#define RUN_HEAD		(1u << 4)	/* may be paired with the next */
-/* the events take at least this many slots: see run_cache_take() */
-#define RUN_MIN_EVENT_SLOTS	2
+#define RUN_HEAD		(1u << 4)	/* may be chained to the next */
+/* the events take at least this many slots: see run_take() */
+#define RUN_MIN_EVENT_SLOTS	4
+/* a chain's bytes: two words */
+#define RUN_CHAIN_BYTES		16
 
 /* A state runs are made in: what decided a walk besides pc and bytes. */
 struct run_epoch {
@@ -236,7 +248,6 @@ struct nt_decoder {
 	uint8_t *run_arena;
 	uint32_t run_used, run_cap;	/* bytes; offset 0 is no run */
 	uint32_t run_epoch_ids;		/* last epoch id given out */
-	bool run_heads;			/* a run may start a pair */
 	unsigned int run_epoch_next;	/* the epoch replaced next */
 	struct run_epoch run_epochs[RUN_EPOCHS];
 	/* recording the message being decoded: the caller's callback */
@@ -1842,10 +1853,10 @@ static bool run_tcode(unsigned int tcode)
 	       tcode == NT_TCODE_INDIRECT_BRANCH_HIST;
 }
 
-/* Whether e is two messages' runs as one: see run_fuse(). */
-static bool run_is_pair(const struct run *e)
+/* Where event i of run e starts, from e's first byte. */
+static unsigned int run_event_off(const struct run *e, unsigned int i)
 {
-	return e->b_at < e->nev;
+	return i < 8 ? (e->offs >> (8 * i)) & 0xff : e->tail_off;
 }
 
 static struct nt_event *run_events(struct run *e)
@@ -1988,41 +1999,65 @@ static inline void run_stretch_end(struct src_dec *s, const struct run *last,
 }
 
 /*
- * Runs a and b of one source, b taken right after a: make them a pair,
- * one run found from a (a->pair) when the bytes after a's are b's
- * again. Most of a long BTM trace's messages are taken two at a time
- * then (qsort_cb's: 69%), and a pair costs one lookup, one stack update
- * and one hand-over.
+ * Runs a and b of one source, b taken right after a: make them a chain,
+ * one run found from a (a->chain) when the bytes after a's are b's
+ * again and the address history is what the chain needs. Either may be
+ * a chain already, up to RUN_CHAIN_BYTES in all, and the loop, having
+ * found a chain, looks for the chain made from it in turn. A chain
+ * costs a compare per link, one stack update and one hand-over: on
+ * qsort_cb's BTM trace 92% of the messages are taken in chains, 2.9
+ * messages a run taken.
  *
- * a ends at a DirectBranch (b's PC does not depend on the address
- * history) and pops nothing (a DirectBranch's pops are inferred
- * returns, which a popped value decides). The pair must do at most one
- * pop and one push, as the loop's branch-free update does them: b's
- * pop takes off a's push, or a's push or b's stays. Its room is where
- * both runs' bounds on the stack's count hold, b's moved by a's push.
+ * a is a head (RUN_HEAD): it pops nothing (a DirectBranch's pops are
+ * inferred returns, which a popped value decides), nor may it change
+ * the privilege level; and it is tried once, as a run seldom has two
+ * successors worth a chain. b must not depend on the return stack's
+ * values either. The loop updates the PC and the address history the
+ * same way for every run: an IndirectBranch's target is the history ^
+ * next, and the history becomes that target. If a ends at an
+ * IndirectBranch, b's PC is a's target: the chain is then for the
+ * history a started with (ain, which decides every PC in it), and b
+ * must end at an IndirectBranch too, so that the update holds, its
+ * target the history ^ a->next ^ b->next. The chain must do at most
+ * one pop and one push, as the loop's branch-free update does them
+ * (b's pop takes off a's push, or a's push or b's stays). Its room is
+ * where both runs' bounds on the stack's count hold, b's moved by a's
+ * push.
  */
 static void __attribute__((noinline))
 run_fuse(struct nt_decoder *d, struct run *a, struct run *b)
 {
-	unsigned int nev = a->nev + b->nev, npop;
+	unsigned int nev = a->nev + b->nev, npop, npush, i;
+	uint8_t delta[RUN_MAX_EVENTS];
 	uint32_t size, at;
-	struct run *f;
 	int64_t hi;
+	struct run *f;
 
-	/* tried once: a run seldom has two successors worth a pair */
+	/* tried once: a run seldom has two successors worth a chain */
 	a->flags &= ~RUN_HEAD;
-	if (a->size + b->size > 8 || nev > RUN_MAX_EVENTS || run_is_pair(b) ||
+	if (a->size + b->size > RUN_CHAIN_BYTES || nev > RUN_MAX_EVENTS ||
 	    (b->flags & (RUN_STACK | RUN_GUARDED)) ||
-	    (a->npush && b->npush && !b->npop))
+	    (a->uaddr_mask && !b->uaddr_mask))
 		return;
-	npop = b->npop && !a->npush;
+	/* a pops nothing: heads do not */
+	npop = b->npop > a->npush ? b->npop - a->npush : 0;
+	npush = b->npush + (a->npush > b->npop ? a->npush - b->npop : 0);
+	if (npop > 1 || npush > 1)
+		return;
 	/* the most entries a may start with, then b */
 	hi = (int64_t)b->room + b->npop - a->npush;
 	if (hi > a->room)
 		hi = a->room;
-	/* cannot be after both were taken; a pair's room must not wrap */
+	/* cannot be after both were taken; a chain's room must not wrap */
 	if (hi < npop)
 		return;
+	for (i = 0; i < nev; i++)
+		delta[i] = (uint8_t)(i < a->nev ? run_event_off(a, i) :
+				     a->size + run_event_off(b, i - a->nev));
+	/* past the eighth event, one message's */
+	for (i = 8; i < nev; i++)
+		if (delta[i] != delta[nev - 1])
+			return;
 	size = (uint32_t)(sizeof(*f) + run_event_slots(nev) *
 			  sizeof(struct nt_event));
 	if (d->run_used + size > d->run_cap)
@@ -2031,29 +2066,60 @@ run_fuse(struct nt_decoder *d, struct run *a, struct run *b)
 	d->run_used += size;
 	f = run_at(d, at);
 	*f = *b;
-	f->bytes = a->bytes | b->bytes << (8 * a->size);
-	f->mask = a->mask | b->mask << (8 * a->size);
+	/* a's bytes, then b's, in two words */
+	if (a->size < 8) {
+		f->bytes = a->bytes | b->bytes << (8 * a->size);
+		f->mask = a->mask | b->mask << (8 * a->size);
+		f->bytes2 = b->bytes2 << (8 * a->size) |
+			    b->bytes >> (64 - 8 * a->size);
+		f->mask2 = b->mask2 << (8 * a->size) |
+			   b->mask >> (64 - 8 * a->size);
+	} else {
+		f->bytes = a->bytes;
+		f->mask = a->mask;
+		f->bytes2 = a->bytes2 | b->bytes << (8 * (a->size - 8));
+		f->mask2 = a->mask2 | b->mask << (8 * (a->size - 8));
+	}
+	if (a->amask) {
+		f->ain = a->ain;
+	} else if (a->uaddr_mask) {
+		/* a's target, b's PC, is the history before a ^ a->next */
+		f->ain = b->pc ^ a->next;
+	} else {
+		/* a leaves the history as it was */
+		f->ain = b->ain;
+	}
+	f->amask = a->amask | a->uaddr_mask | b->amask;
+	f->next = b->next ^ (a->next & a->uaddr_mask);
 	f->pc = a->pc;
 	f->succ = 0;
 	f->insns = a->insns + b->insns;
 	f->halfwords = a->halfwords + b->halfwords;
 	f->transfers = a->transfers + b->transfers;
-	f->pair = 0;
+	f->chain = 0;
 	f->nev = (uint16_t)nev;
 	f->size = (uint8_t)(a->size + b->size);
 	f->flags = b->flags & (RUN_INDIRECT | RUN_PRIV_MAY_CHANGE);
+	/* a head, like a single run, unless nothing can follow it */
+	if (!(f->flags & RUN_PRIV_MAY_CHANGE) && !npop &&
+	    f->size < RUN_CHAIN_BYTES)
+		f->flags |= RUN_HEAD;
 	f->npop = (uint8_t)npop;
-	f->npush = b->npush || (a->npush && !b->npop);
+	f->npush = (uint8_t)npush;
 	f->push = b->npush ? b->push : a->push;
 	f->room = (uint32_t)(hi - npop);
-	f->b_at = (uint8_t)a->nev;
-	f->b_off = a->size;
+	f->nmsg = a->nmsg + b->nmsg;
+	f->chained = f->nmsg;
+	f->offs = 0;
+	for (i = 0; i < nev && i < 8; i++)
+		f->offs |= (uint64_t)delta[i] << (8 * i);
+	f->tail_off = delta[nev - 1];
 	memcpy(run_events(f), run_events(a), a->nev * sizeof(struct nt_event));
 	memcpy(run_events(f) + a->nev, run_events(b),
 	       b->nev * sizeof(struct nt_event));
 	f->to_at = (uint16_t)((uint8_t *)&run_events(f)[nev - 1].to -
 			      (uint8_t *)f);
-	a->pair = at;
+	a->chain = at;
 }
 
 /*
@@ -2066,30 +2132,28 @@ run_fuse(struct nt_decoder *d, struct run *a, struct run *b)
  * and one push, so that a run without either is one that pops and
  * pushes nothing; the PC after it is its last event's destination,
  * which an IndirectBranch's run gets from the address history; the
- * offset goes into the first two event slots whether or not the second
- * is an event. A pair of runs (run_fuse()) is taken as one, its second
- * message's events at its offset.
+ * offsets go into the first four event slots whether or not they are
+ * events. A chain of runs (run_fuse()) is taken as one, each message's
+ * events at its own offset.
  *
  * A multi-hart system's funnel interleaves its harts' messages, often
  * one by one. A run's bytes hold the message's SRC, and its epoch is of
  * one source (each has its own image order), so a run is of one
  * source; switching the source in the loop costs a write-back and a
- * load of its state. with_src, a constant in each of the three copies
- * (run_cache_take()'s, run_take_pairs() and run_take_srcs()), leaves
- * the test of each message's SRC out of streams without one.
- * with_pairs likewise leaves pairs out of streams that have none to
- * make (HTM: they cost it 5% more x86 instructions). The state is in
- * plain locals: kept in a struct, GCC left it in memory, 10% slower.
+ * load of its state. with_src, a constant in each of the two copies
+ * (run_cache_take()'s and run_take_srcs()), leaves the test of each
+ * message's SRC out of streams without one. The state is in plain
+ * locals: kept in a struct, GCC left it in memory, 10% slower.
  */
 static inline __attribute__((always_inline))
 size_t run_take(struct nt_decoder *d, const uint8_t *p, size_t avail,
-		uint64_t off, bool with_src, bool with_pairs)
+		uint64_t off, bool with_src)
 {
 	unsigned int src_bits = d->cfg.stream.src_bits;
 	/* the word of the source's first message, and where its SRC is */
 	uint64_t src_w = 0, src_wmask = msg_src_wmask(src_bits);
 	uint64_t insns = 0, half = 0, taken = 0, msgs = 0, pc = 0, addr = 0;
-	uint64_t pairs = 0;
+	uint64_t chained = 0;
 	unsigned int ring_mask = d->ring_mask;
 	struct run *e, *last = NULL;
 	struct src_dec *s = NULL;
@@ -2121,27 +2185,32 @@ size_t run_take(struct nt_decoder *d, const uint8_t *p, size_t avail,
 		e = run_find(d, s, prev, pc, w, epoch);
 		if (!e)
 			break;
-		/* e and the message after it at once: see run_fuse() */
-		if (with_pairs && e->pair) {
-			struct run *f = run_at(d, e->pair);
+		/* e and the messages after it at once: see run_fuse() */
+		if (e->chain) {
+			/* a chain's last byte is never 0 (MSEO) */
+			uint64_t w2 = avail - done >= 16 ?
+				      load_bytes(p + done + 8) : 0;
 
-			if ((w & f->mask) == f->bytes) {
+			do {
+				struct run *f = run_at(d, e->chain);
+
+				if ((w & f->mask) != f->bytes ||
+				    (w2 & f->mask2) != f->bytes2 ||
+				    (addr & f->amask) != f->ain)
+					break;
 				e = f;
-				pairs++;
-			}
+			} while (e->chain);
 		}
 		/*
 		 * an IndirectBranch's target (see pc below), which
 		 * decode_msg() reports if no image has it; the return
 		 * stack (run_find() checked the values a guarded run
-		 * followed): else e is not taken, nor counted if a pair
+		 * followed): else e is not taken
 		 */
 		if ((d->cfg.images_complete && (e->flags & RUN_INDIRECT) &&
 		     !bytes_at(d, s, addr ^ e->next, &code)) ||
-		    !run_stack_room(s, e)) {
-			pairs -= run_is_pair(e);
+		    !run_stack_room(s, e))
 			break;
-		}
 		if (e->flags & (RUN_STACK | RUN_GUARDED)) {
 			run_stack_apply(d, s, e);
 		} else {
@@ -2163,16 +2232,16 @@ size_t run_take(struct nt_decoder *d, const uint8_t *p, size_t avail,
 		insns += e->insns;
 		half += e->halfwords;
 		taken += e->transfers;
-		msgs++;
+		msgs += e->nmsg;
+		chained += e->chained;
 		ev = run_events(e);
 		*(uint64_t *)(void *)((uint8_t *)e + e->to_at) = pc;
-		ev[0].offset = off + done;
-		ev[1].offset = off + done;
-		for (i = 2; i < e->nev; i++)
-			ev[i].offset = off + done;
-		/* a pair's second message: none for a single run */
-		for (i = e->b_at; with_pairs && i < e->nev; i++)
-			ev[i].offset += e->b_off;
+		ev[0].offset = off + done + (e->offs & 0xff);
+		ev[1].offset = off + done + (e->offs >> 8 & 0xff);
+		ev[2].offset = off + done + (e->offs >> 16 & 0xff);
+		ev[3].offset = off + done + (e->offs >> 24 & 0xff);
+		for (i = 4; i < e->nev; i++)
+			ev[i].offset = off + done + run_event_off(e, i);
 		if (d->batch_fn) {
 			d->batch_fn(d->batch_ctx, ev, e->nev);
 		} else {
@@ -2180,7 +2249,7 @@ size_t run_take(struct nt_decoder *d, const uint8_t *p, size_t avail,
 				d->fn(d->ctx, &ev[i]);
 		}
 		/* the first time e comes right after such a run */
-		if (with_pairs && last && (last->flags & RUN_HEAD))
+		if (last && (last->flags & RUN_HEAD))
 			run_fuse(d, last, e);
 		prev = (uint32_t)((uint8_t *)e - d->run_arena);
 		last = e;
@@ -2188,9 +2257,9 @@ size_t run_take(struct nt_decoder *d, const uint8_t *p, size_t avail,
 	}
 	if (s)
 		run_stretch_end(s, last, pc, addr, prev);
-	d->st.msgs += msgs + pairs;
-	d->st.cached_msgs += msgs + pairs;
-	d->st.paired_msgs += 2 * pairs;
+	d->st.msgs += msgs;
+	d->st.cached_msgs += msgs;
+	d->st.chained_msgs += chained;
 	d->st.insns += insns;
 	d->st.halfwords += half;
 	d->st.transfers += taken;
@@ -2206,15 +2275,7 @@ static size_t __attribute__((noinline))
 run_take_srcs(struct nt_decoder *d, const uint8_t *p, size_t avail,
 	      uint64_t off)
 {
-	return run_take(d, p, avail, off, true, true);
-}
-
-/* The copy for streams with runs to pair (BTM), out of line likewise. */
-static size_t __attribute__((noinline))
-run_take_pairs(struct nt_decoder *d, const uint8_t *p, size_t avail,
-	       uint64_t off)
-{
-	return run_take(d, p, avail, off, false, true);
+	return run_take(d, p, avail, off, true);
 }
 
 /* Take the messages from the reader's position that the cache knows. */
@@ -2229,10 +2290,8 @@ static void run_cache_take(struct nt_decoder *d)
 		return;
 	if (d->cfg.stream.src_bits)
 		done = run_take_srcs(d, p, avail, off);
-	else if (d->run_heads)
-		done = run_take_pairs(d, p, avail, off);
 	else
-		done = run_take(d, p, avail, off, false, false);
+		done = run_take(d, p, avail, off, false);
 	nt_reader_take(d->rd, done);
 }
 
@@ -2422,14 +2481,19 @@ static uint32_t record_end(struct nt_decoder *d, const struct nt_msg *m,
 	e->icnt = m->icnt;
 	e->hist = m->hist;
 	e->push = npush ? pushed[0] : 0;
-	e->pair = 0;
-	e->b_at = (uint8_t)e->nev;
-	e->b_off = 0;
-	if (!(e->flags & (RUN_INDIRECT | RUN_PRIV_MAY_CHANGE | RUN_STACK |
-			  RUN_GUARDED)) && !npop) {
+	e->chain = 0;
+	e->bytes2 = 0;
+	e->mask2 = 0;
+	e->ain = 0;
+	e->amask = 0;
+	e->nmsg = 1;
+	e->chained = 0;
+	e->offs = 0;
+	e->tail_off = 0;
+	/* see run_fuse() */
+	if (!(e->flags & (RUN_PRIV_MAY_CHANGE | RUN_STACK | RUN_GUARDED)) &&
+	    !npop)
 		e->flags |= RUN_HEAD;
-		d->run_heads = true;
-	}
 	memcpy(run_events(e), d->rec_evs, d->rec_nev * sizeof(*d->rec_evs));
 	memcpy(run_values(e), vals, npop * sizeof(*vals));
 	memcpy(run_values(e) + npop, pushed, npush * sizeof(*pushed));

@@ -631,7 +631,7 @@ struct nt_decoder_stats {
 	uint64_t deviations[NT_DEV__COUNT];	/* messages, per kind */
 	uint64_t deviation_at[NT_DEV__COUNT];	/* offset of the first one */
 	uint64_t cached_msgs;	/* of msgs, those the run cache took */
-	uint64_t paired_msgs;	/* of cached_msgs, those taken two at once */
+	uint64_t chained_msgs;	/* of cached_msgs, those taken in chains */
 };
 
 typedef void (*nt_event_fn)(void *ctx, const struct nt_event *ev);

@@ -2078,12 +2078,12 @@ static void run_pairs_stack(void)
 					      0x100c);
 		tap_ok(c[0].same && c[1].same && !got.gaps && !bad &&
 		       got.n == passes * npass + 1 &&
-		       c[0].st_on.paired_msgs > passes &&
-		       c[1].st_on.paired_msgs > passes,
+		       c[0].st_on.chained_msgs > passes &&
+		       c[1].st_on.chained_msgs > passes,
 		       "return stack of %u: pairs of runs that pop and push "
 		       "decode as the general path does (%" PRIu64 " of %"
-		       PRIu64 " messages in pairs) and as executed (%zu PCs, "
-		       "%u wrong)", depth, c[0].st_on.paired_msgs,
+		       PRIu64 " messages chained) and as executed (%zu PCs, "
+		       "%u wrong)", depth, c[0].st_on.chained_msgs,
 		       c[0].st_on.msgs, got.n, bad);
 		for (k = 0; k < 2; k++)
 			cache_cmp_free(&c[k]);
@@ -2276,12 +2276,178 @@ static void run_pairs_room(void)
 		       c[0].st_off.errors == 1 && c[0].st_on.cached_msgs,
 		       "return stack full, %s: no pair of runs takes it "
 		       "past its depth (%" PRIu64 " of %" PRIu64 " messages "
-		       "cached, %" PRIu64 " in pairs; events the same: %d, %d)",
+		       "cached, %" PRIu64 " chained; events the same: %d, %d)",
 		       rc->what, c[0].st_on.cached_msgs, c[0].st_on.msgs,
-		       c[0].st_on.paired_msgs, c[0].same, c[1].same);
+		       c[0].st_on.chained_msgs, c[0].same, c[1].same);
 		for (k = 0; k < 2; k++)
 			cache_cmp_free(&c[k]);
 		nt_image_free(img);
+	}
+}
+
+/*
+ * A phase of a hand-built stream: passes times its messages, the last
+ * message of the last pass replaced by end, so that the next phase
+ * starts where it should.
+ */
+struct chain_phase {
+	const struct nt_msg *pass;
+	size_t npass;
+	struct nt_msg end;
+};
+
+struct chain_case {
+	const char *what;
+	uint64_t base;			/* of the code, and the sync's PC */
+	const struct word *code;
+	size_t ncode;
+	const struct chain_phase *phases;
+	size_t nphases, passes;
+	uint64_t min_chained;		/* messages the run cache chains */
+};
+
+/*
+ * Software's data, shown and skipped: the run cache stops before it,
+ * and the message after it starts the next run the cache takes.
+ */
+#define DQ	{ .tcode = NT_TCODE_DATA_ACQUISITION, .idtag = 1, .dqdata = 2 }
+#define PHASE(p, e)	{ p, NELEMS(p), e }
+
+/* Decoded with the run cache and without, at once and 7 bytes a feed. */
+static void chain_case_run(const struct chain_case *cc, struct cache_cmp *c)
+{
+	struct nt_stream_cfg cfg = { .xlen = 64 };
+	struct nt_decoder_cfg dc;
+	struct nt_image *img;
+	size_t cap = 32 * (cc->nphases * cc->passes * 8 + 4);
+	uint8_t *buf = malloc(cap);
+	size_t len = 0, ph, k, i;
+
+	if (!buf)
+		abort();
+	img = words_image(cc->base, 0x1000, cc->code, cc->ncode);
+	len = msg(&cfg, buf, len, (struct nt_msg)SYNC_AT(cc->base));
+	for (ph = 0; ph < cc->nphases; ph++) {
+		const struct chain_phase *p = &cc->phases[ph];
+
+		for (k = 0; k < cc->passes; k++)
+			for (i = 0; i < p->npass; i++)
+				len = msg(&cfg, buf, len,
+					  k + 1 == cc->passes &&
+					  i + 1 == p->npass ? p->end :
+					  p->pass[i]);
+	}
+	len = msg(&cfg, buf, len, (struct nt_msg)STOP);
+	nt_decoder_cfg_default(&dc);
+	dc.stream = cfg;
+	cache_cmp_run(&c[0], &dc, img, buf, len, false, 0);
+	cache_cmp_run(&c[1], &dc, img, buf, len, true, 7);
+	nt_image_free(img);
+	free(buf);
+}
+
+/*
+ * Chains of runs through IndirectBranches, whose targets depend on the
+ * address history: X1's or X2's branch to Q, Q's to P, P's jump
+ * (through x7) to F1 or F2, and its jump (through x6) back to X1 or
+ * X2, the same bytes from X1 (history X1) as from X2 (history X2):
+ * U-ADDR 0x300 leads P to F1 and F1 to X1, or P to F2 and F2 to X2.
+ *
+ * In the first four phases, a DataAcquisition message before Q's
+ * branch makes it start a chain each time. The chain made from Q with
+ * history X1 goes on to F1 and X1 and must not be taken with history
+ * X2. The last pass of a phase leaves F1 for X2 (F2 for X1), U-ADDR
+ * 0x310, whose bytes differ from 0x300's past the chain's first eight
+ * bytes. In the last phase X1's branch, a run left untried, starts a
+ * chain with Q's (12 bytes, made for history X1).
+ */
+static const struct word chain_hist_code[] = {
+	{ 0x6000, 0x10000063 },		/* X1: beq zero, zero, Q */
+	{ 0x6010, 0x0e000863 },		/* X2: beq zero, zero, Q */
+	{ 0x6100, 0x10000063 },		/* Q: beq zero, zero, P */
+	{ 0x6200, 0x00038067 },		/* P: jr x7 */
+	{ 0x6300, 0x00030067 },		/* F1: jr x6 */
+	{ 0x6310, 0x00030067 },		/* F2: jr x6 */
+};
+static const struct nt_msg chain_hist_split[] = {
+	{ .tcode = NT_TCODE_DIRECT_BRANCH, .icnt = 2 },	/* X to Q */
+	DQ,
+	{ .tcode = NT_TCODE_DIRECT_BRANCH, .icnt = 2 },	/* Q to P */
+	IB(0, 2, 0x300), IB(0, 2, 0x300),
+};
+static const struct nt_msg chain_hist_whole[] = {
+	{ .tcode = NT_TCODE_DIRECT_BRANCH, .icnt = 2 },
+	{ .tcode = NT_TCODE_DIRECT_BRANCH, .icnt = 2 },
+	IB(0, 2, 0x300), IB(0, 2, 0x300),
+};
+static const struct chain_phase chain_hist[] = {
+	PHASE(chain_hist_split, IB(0, 2, 0x310)),	/* to X2 */
+	PHASE(chain_hist_split, IB(0, 2, 0x310)),	/* to X1 */
+	PHASE(chain_hist_split, IB(0, 2, 0x310)),
+	PHASE(chain_hist_split, IB(0, 2, 0x310)),
+	PHASE(chain_hist_whole, IB(0, 2, 0x300)),
+};
+
+/*
+ * A chain must not hold a run that a popped value decided: Z's second
+ * branch, after a DataAcquisition message so that it starts a chain,
+ * then Z's return (inferred) and its caller's branch. Z is called from
+ * A and from B, whose branches are as far from their calls, so that the
+ * messages after Z's second branch are the same bytes for both, one run
+ * for each return address.
+ */
+static const struct word chain_guard_code[] = {
+	{ 0x7000, 0x100000ef },		/* A: jal ra, Z */
+	{ 0x7004, 0x1e000e63 },		/* beq zero, zero, B */
+	{ 0x7100, 0x00000463 },		/* Z: beq zero, zero, +8 */
+	{ 0x7104, 0x00000013 },
+	{ 0x7108, 0x00000463 },		/* beq zero, zero, +8 */
+	{ 0x710c, 0x00000013 },
+	{ 0x7110, 0x00008067 },		/* ret */
+	{ 0x7200, 0xf01ff0ef },		/* B: jal ra, Z */
+	{ 0x7204, 0xde000ee3 },		/* beq zero, zero, A */
+};
+static const struct nt_msg chain_guard_pass[] = {
+	{ .tcode = NT_TCODE_DIRECT_BRANCH, .icnt = 4 },	/* to Z's first */
+	DQ,
+	{ .tcode = NT_TCODE_DIRECT_BRANCH, .icnt = 2 },	/* Z's second */
+	{ .tcode = NT_TCODE_DIRECT_BRANCH, .icnt = 4 },	/* ret, to B */
+	{ .tcode = NT_TCODE_DIRECT_BRANCH, .icnt = 4 },	/* to Z's first */
+	DQ,
+	{ .tcode = NT_TCODE_DIRECT_BRANCH, .icnt = 2 },	/* Z's second */
+	{ .tcode = NT_TCODE_DIRECT_BRANCH, .icnt = 4 },	/* ret, to A */
+};
+static const struct chain_phase chain_guard[] = {
+	PHASE(chain_guard_pass,
+	      ((struct nt_msg){ .tcode = NT_TCODE_DIRECT_BRANCH, .icnt = 4 })),
+};
+
+static void run_chains(void)
+{
+	static const struct chain_case cases[] = {
+		{ "IndirectBranches under two address histories", 0x6000,
+		  chain_hist_code, NELEMS(chain_hist_code), chain_hist,
+		  NELEMS(chain_hist), 12, 150 },
+		{ "a return inferred from two callers", 0x7000,
+		  chain_guard_code, NELEMS(chain_guard_code), chain_guard,
+		  NELEMS(chain_guard), 12, 0 },
+	};
+	size_t j, k;
+
+	for (j = 0; j < NELEMS(cases); j++) {
+		struct cache_cmp c[2];
+
+		chain_case_run(&cases[j], c);
+		tap_ok(c[0].same && c[1].same && !c[0].st_off.gaps &&
+		       c[0].st_on.cached_msgs * 2 > c[0].st_on.msgs &&
+		       c[0].st_on.chained_msgs >= cases[j].min_chained,
+		       "chains of runs, %s: decoded as the general path does "
+		       "(%" PRIu64 " of %" PRIu64 " messages cached, %" PRIu64
+		       " chained; events the same: %d, %d)", cases[j].what,
+		       c[0].st_on.cached_msgs, c[0].st_on.msgs,
+		       c[0].st_on.chained_msgs, c[0].same, c[1].same);
+		for (k = 0; k < 2; k++)
+			cache_cmp_free(&c[k]);
 	}
 }
 
@@ -2539,6 +2705,7 @@ int main(int argc, char **argv)
 	return_stack_depth();
 	run_pairs_stack();
 	run_pairs_room();
+	run_chains();
 	ownership_encoded();
 	address_outside_images();
 	if (argc < 2) {

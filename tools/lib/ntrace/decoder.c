@@ -2245,8 +2245,10 @@ size_t run_take(struct nt_decoder *d, const uint8_t *p, size_t avail,
 		if (d->batch_fn) {
 			d->batch_fn(d->batch_ctx, ev, e->nev);
 		} else {
-			for (i = 0; i < e->nev; i++)
-				d->fn(d->ctx, &ev[i]);
+			const struct nt_event *end = ev + e->nev;
+
+			for (; ev < end; ev++)
+				d->fn(d->ctx, ev);
 		}
 		/* the first time e comes right after such a run */
 		if (last && (last->flags & RUN_HEAD))

@@ -2319,10 +2319,13 @@ static void chain_case_run(const struct chain_case *cc, struct cache_cmp *c)
 	struct nt_stream_cfg cfg = { .xlen = 64 };
 	struct nt_decoder_cfg dc;
 	struct nt_image *img;
-	size_t cap = 32 * (cc->nphases * cc->passes * 8 + 4);
-	uint8_t *buf = malloc(cap);
-	size_t len = 0, ph, k, i;
+	size_t nmsgs = 2, len = 0, ph, k, i;
+	uint8_t *buf;
 
+	for (ph = 0; ph < cc->nphases; ph++)
+		nmsgs += cc->passes * cc->phases[ph].npass;
+	/* msg() offers the writer 64 bytes at the end */
+	buf = malloc(NT_MAX_MSG_BYTES * nmsgs + 64);
 	if (!buf)
 		abort();
 	img = words_image(cc->base, 0x1000, cc->code, cc->ncode);

@@ -261,13 +261,17 @@ struct nt_reader {
 
 struct memo {
 	uint64_t bytes;		/* the message, first byte lowest; 0: none */
-	uint64_t uaddr2;	/* U-ADDR << 1 */
 	/*
-	 * No U-ADDR: keep all ones, take 0 (the history stays, no target).
-	 * U-ADDR: keep 0, take the XLEN bits of the target.
+	 * U-ADDR: flip is U-ADDR << 1, XORed into the address history,
+	 * which is then the target; take, the XLEN bits of the target.
+	 * No U-ADDR: both 0 (the history stays, no target). The history
+	 * never has bits above XLEN (every target is masked to them, and
+	 * the decoder's run cache only XORs targets), so the XOR needs no
+	 * mask of its own.
 	 */
-	uint64_t keep, take;
+	uint64_t flip, take;
 	uint64_t tstamp;	/* added to the time */
+	uint64_t unused;	/* puts head where the comment below says */
 	/*
 	 * The record: all but its offset, target and time are copied.
 	 * At offset 40 its 16-byte copies stay within one cache line.
@@ -277,7 +281,8 @@ struct memo {
 	} head;
 } __attribute__((aligned(64)));
 
-_Static_assert(sizeof(struct memo) == 128, "two cache lines a memo");
+_Static_assert(sizeof(struct memo) == 128 &&
+	       offsetof(struct memo, head) == 40, "two cache lines a memo");
 
 struct var_field {
 	uint64_t v;
@@ -1365,9 +1370,8 @@ static void memo_keep(struct nt_reader *r, uint64_t w, uint32_t n,
 	bytes = msg_bytes(w, n);
 	e = memo_slot(r->memo, bytes);
 	e->bytes = bytes;
-	e->uaddr2 = m->addr_field << 1;
-	e->keep = m->fields & NT_F_UADDR ? 0 : ~0ull;
-	e->take = ~e->keep & r->addr_mask;
+	e->take = m->fields & NT_F_UADDR ? r->addr_mask : 0;
+	e->flip = (m->addr_field << 1) & e->take;
 	e->tstamp = m->fields & NT_F_TSTAMP ? m->tstamp : 0;
 	memcpy(&e->head, m, sizeof(e->head));
 }
@@ -1393,8 +1397,11 @@ static inline __attribute__((always_inline))
 void memo_take(const struct memo *e, struct nt_msg *m, uint64_t off,
 	       uint64_t *addr, uint64_t *time, bool timed)
 {
-	uint64_t target = (e->uaddr2 ^ *addr) & e->take;
 	unsigned char *to = (unsigned char *)m;
+	uint64_t target;
+
+	*addr ^= e->flip;
+	target = *addr & e->take;
 
 	memcpy(to + MEMO_COPY1, e->head.b + MEMO_COPY1,
 	       MEMO_COPY1_END - MEMO_COPY1);
@@ -1402,7 +1409,6 @@ void memo_take(const struct memo *e, struct nt_msg *m, uint64_t off,
 	       MEMO_COPY2_END - MEMO_COPY2);
 	m->offset = off;
 	m->target = target;
-	*addr = (*addr & e->keep) | target;
 	if (timed)
 		*time += e->tstamp;
 	m->time = *time;
@@ -1494,17 +1500,20 @@ size_t memo_run_of(struct nt_reader *r, struct nt_msg *m, size_t max,
 		if (!ends)
 			break;	/* a long message: nt_reader_next()'s */
 		for (;;) {
-			uint64_t end = block +
-				       (unsigned int)__builtin_ctzll(ends);
-			uint64_t tail = end - off;	/* bytes after the first */
+			uint64_t end = block + ctz64(ends);
+			/*
+			 * Of the eight bytes up to end, those before off: as
+			 * an unsigned, more than seven if the message is
+			 * longer than eight bytes.
+			 */
+			uint64_t before = off + 7 - end;
 			const struct memo *e;
 			uint64_t bytes;
 
-			if (tail > 7)
+			if (before > 7)
 				goto out;
-			/* the eight bytes up to end, those before off dropped */
 			bytes = load_bytes((const uint8_t *)(at + end - 7)) >>
-				(56 - 8 * tail);
+				(8 * before);
 			e = memo_slot(memo, bytes);
 			if (e->bytes != bytes)
 				goto out;

@@ -255,12 +255,20 @@ struct nt_reader {
  * eight bytes is kept under its bytes, and the next time they come it
  * is copied and those three filled in: no split into fields, no
  * decision on the shape. A message's SRC is among its bytes, so the
- * memo also tells which source's history and time it takes.
+ * memo also tells which source's history and time it takes. Branch
+ * messages of nine to sixteen bytes (a long HIST, a far U-ADDR) are
+ * kept as well, from the general path's records.
  */
 #define MEMO_SLOTS_LOG2		10
 
 struct memo {
-	uint64_t bytes;		/* the message, first byte lowest; 0: none */
+	/*
+	 * The message, first byte lowest (0: none); if it is longer than
+	 * eight bytes, bytes has the first eight, none of which ends it,
+	 * and bytes2 the rest. A message of up to eight bytes ends in its
+	 * last one, so no other message has its bytes.
+	 */
+	uint64_t bytes, bytes2;
 	/*
 	 * U-ADDR: flip is U-ADDR << 1, XORed into the address history,
 	 * which is then the target; take, the XLEN bits of the target.
@@ -271,7 +279,6 @@ struct memo {
 	 */
 	uint64_t flip, take;
 	uint64_t tstamp;	/* added to the time */
-	uint64_t unused;	/* puts head where the comment below says */
 	/*
 	 * The record: all but its offset, target and time are copied.
 	 * At offset 40 its 16-byte copies stay within one cache line.
@@ -1356,20 +1363,27 @@ static inline struct memo *memo_slot(struct memo *memo, uint64_t bytes)
 	return &memo[(bytes * 0x9e3779b97f4a7c15ull) >> (64 - MEMO_SLOTS_LOG2)];
 }
 
-/* Keep m, the lean path's record of the n bytes that start w. */
-static void memo_keep(struct nt_reader *r, uint64_t w, uint32_t n,
+/* Keep m, the record of the message of n bytes at q. */
+static void memo_keep(struct nt_reader *r, const uint8_t *q, uint32_t n,
 		      const struct nt_msg *m)
 {
+	uint64_t bytes, bytes2 = 0;
 	struct memo *e;
-	uint64_t bytes;
 
 	/* SiFive's TSTAMP gives the bits that changed: not an addition */
-	if (!r->memo || n > 8 || ((m->fields & NT_F_TSTAMP) &&
-				  (r->cfg.quirks & NT_QUIRK_SIFIVE)))
+	if (!r->memo || n > 16 || ((m->fields & NT_F_TSTAMP) &&
+				   (r->cfg.quirks & NT_QUIRK_SIFIVE)))
 		return;
-	bytes = msg_bytes(w, n);
-	e = memo_slot(r->memo, bytes);
+	if (n > 8) {
+		bytes = load_bytes(q);
+		/* the last eight, those of the first eight dropped */
+		bytes2 = load_bytes(q + n - 8) >> (8 * (16 - n));
+	} else {
+		bytes = msg_bytes(load_bytes(q), n);
+	}
+	e = memo_slot(r->memo, bytes ^ bytes2);
 	e->bytes = bytes;
+	e->bytes2 = bytes2;
 	e->take = m->fields & NT_F_UADDR ? r->addr_mask : 0;
 	e->flip = (m->addr_field << 1) & e->take;
 	e->tstamp = m->fields & NT_F_TSTAMP ? m->tstamp : 0;
@@ -1391,6 +1405,27 @@ _Static_assert(offsetof(struct nt_msg, offset) == 0 &&
 	       MEMO_COPY2_END - MEMO_COPY2 == 16 &&
 	       MEMO_COPY2_END + sizeof(uint64_t) == NT_MSG_CLEARED_BYTES,
 	       "struct nt_msg head changed");
+
+/*
+ * The memo of the message of nine to sixteen bytes from stream offset
+ * off to end, or NULL. Its bytes are read from at + off: see
+ * memo_run_of().
+ */
+static inline const struct memo *memo_long(struct memo *memo,
+					   uintptr_t at, uint64_t off,
+					   uint64_t end)
+{
+	uint64_t len = end - off + 1, bytes, bytes2;
+	const struct memo *e;
+
+	if (len > 16)
+		return NULL;
+	bytes = load_bytes((const uint8_t *)(at + off));
+	bytes2 = load_bytes((const uint8_t *)(at + end - 7)) >>
+		 (8 * (16 - len));
+	e = memo_slot(memo, bytes ^ bytes2);
+	return e->bytes == bytes && e->bytes2 == bytes2 ? e : NULL;
+}
 
 /* m from memo e, for a message at stream offset off: as the lean path */
 static inline __attribute__((always_inline))
@@ -1424,6 +1459,31 @@ static inline struct src_state *memo_src(struct nt_reader *r,
 	return &r->src[src];
 }
 
+/*
+ * The general path for a message that starts at the reader's position
+ * with nothing pending: a branch message of up to sixteen bytes, read
+ * whole from the chunk, goes to the memo. Its other kinds change more
+ * than the address history and the time, or have fields the memo does
+ * not copy.
+ */
+static int __attribute__((noinline))
+reader_next_kept(struct nt_reader *r, struct nt_msg *m)
+{
+	size_t pos = r->pos;
+	int ret = reader_next_general(r, m);
+	uint32_t kinds = NT_F_SRC | NT_F_BTYPE | NT_F_ICNT | NT_F_UADDR |
+			 NT_F_HIST | NT_F_TSTAMP;
+
+	/* not after bytes it skipped: the message is at pos, whole */
+	if (ret == 1 && !m->err && m->offset == r->chunk_base + pos &&
+	    !(m->fields & ~kinds) &&
+	    (m->tcode == NT_TCODE_DIRECT_BRANCH ||
+	     m->tcode == NT_TCODE_INDIRECT_BRANCH ||
+	     m->tcode == NT_TCODE_INDIRECT_BRANCH_HIST))
+		memo_keep(r, r->chunk + pos, m->size, m);
+	return ret;
+}
+
 int nt_reader_next(struct nt_reader *r, struct nt_msg *m)
 {
 	/* the common case first: a short branch message, nothing pending */
@@ -1448,12 +1508,32 @@ int nt_reader_next(struct nt_reader *r, struct nt_msg *m)
 		}
 		n = lean_branch(r, q, m);
 		if (n) {
-			memo_keep(r, w, n, m);
+			memo_keep(r, q, n, m);
 			r->pos += n;
 			return 1;
 		}
+		if (r->memo)
+			return reader_next_kept(r, m);
 	}
 	return reader_next_general(r, m);
+}
+
+/*
+ * memo_take() from the source's history and time in the reader, or
+ * with a single source from *addr and *time.
+ */
+static inline __attribute__((always_inline))
+void memo_take_src(struct nt_reader *r, const struct memo *e,
+		   struct nt_msg *m, uint64_t off, uint64_t *addr,
+		   uint64_t *time, bool srcs, bool timed)
+{
+	if (srcs) {
+		struct src_state *st = memo_src(r, e);
+
+		memo_take(e, m, off, &st->addr, &st->time, timed);
+	} else {
+		memo_take(e, m, off, addr, time, timed);
+	}
 }
 
 /*
@@ -1510,21 +1590,24 @@ size_t memo_run_of(struct nt_reader *r, struct nt_msg *m, size_t max,
 			const struct memo *e;
 			uint64_t bytes;
 
-			if (before > 7)
-				goto out;
+			if (before > 7) {
+				/* then on from a new block: fewer registers */
+				e = memo_long(memo, at, off, end);
+				if (!e)
+					goto out;
+				memo_take_src(r, e, out, off, &addr, &time,
+					      srcs, timed);
+				off = end + 1;
+				out++;
+				break;
+			}
 			bytes = load_bytes((const uint8_t *)(at + end - 7)) >>
 				(8 * before);
 			e = memo_slot(memo, bytes);
 			if (e->bytes != bytes)
 				goto out;
-			if (srcs) {
-				struct src_state *st = memo_src(r, e);
-
-				memo_take(e, out, off, &st->addr, &st->time,
-					  timed);
-			} else {
-				memo_take(e, out, off, &addr, &time, timed);
-			}
+			memo_take_src(r, e, out, off, &addr, &time, srcs,
+				      timed);
 			off = end + 1;
 			out++;
 			ends &= ends - 1;

@@ -736,7 +736,9 @@ static void short_shapes(void)
  * A few branch messages, each written once and then sent again and
  * again in random order, sync messages among them to set the address
  * and the time: the reader takes a message it has read before from its
- * memo, with only the offset, target and time filled in anew. Read as
+ * memo, with only the offset, target and time filled in anew. A third
+ * of them are nine to sixteen bytes long, which the general path reads
+ * the first time and the memo serves in batches after. Read as
  * one buffer, in batches and a byte at a time (never from the memo),
  * the records must be the same, targets and times included, in every
  * stream the memo serves (TSTAMP added, TSTAMP as SiFive's changed
@@ -761,13 +763,13 @@ static void repeated_messages(void)
 			.xlen = variant == 3 ? 32 : 64,
 			.src_bits = variant == 4 ? 2 : 0,
 		};
-		uint8_t msg[16][40];
-		int size[16];
+		uint8_t msg[24][40];
+		int size[24];
 		size_t len = 0, n, nb, nbatch, i, differ = 0, bdiffer = 0;
-		size_t repeats = 0;
+		size_t repeats = 0, longer = 0;
 		uint64_t times = 0;
 
-		for (i = 0; i < 16; i++) {
+		for (i = 0; i < 24; i++) {
 			struct nt_msg m;
 
 			random_msg(&cfg, kinds[i % 4], &m);
@@ -776,13 +778,20 @@ static void repeated_messages(void)
 			m.addr_field = rnd() & 0x3fff;
 			m.hist = 1 + rnd() % 127;
 			m.tstamp &= 0xfff;
+			if (i >= 16) {
+				/* IndirectBranch[Hist]: nine to sixteen bytes */
+				m.icnt = 1u << 17 | (rnd() & 0xffff);
+				m.addr_field = 1u << 27 | (rnd() & 0xffffff);
+				m.hist = 1u << 13 | (rnd() & 0xfff);
+			}
 			if (i % 4 == 3)
 				m.addr_field = rnd_bits(31) << 1;
 			size[i] = nt_write_msg(&cfg, &m, msg[i],
 					       sizeof(msg[i]));
+			longer += i % 4 != 3 && size[i] > 8 && size[i] <= 16;
 		}
 		while (repeats < MAX_MSGS && len + 40 < sizeof(buf)) {
-			i = rnd() % 16;
+			i = rnd() % 24;
 			if (size[i] <= 0)
 				continue;
 			memcpy(buf + len, msg[i], (size_t)size[i]);
@@ -805,14 +814,65 @@ static void repeated_messages(void)
 			times += whole[i].time != 0;
 		}
 		tap_ok(n == repeats && nb == n && nbatch == n && !differ &&
-		       !bdiffer && (times > 0) == cfg.timestamps,
-		       "%zu repeats of 16 messages (timestamps %u, quirks %u, "
-		       "addr ext %u, src %u): the same records whole, in "
-		       "batches and byte by byte (%zu, %zu and %zu; %zu and "
-		       "%zu differ)", repeats, cfg.timestamps, cfg.quirks,
+		       !bdiffer && (times > 0) == cfg.timestamps &&
+		       longer >= 4,
+		       "%zu repeats of 24 messages, %zu branches of 9 to 16 "
+		       "bytes (timestamps %u, quirks %u, addr ext %u, src "
+		       "%u): the same records whole, in batches and byte by "
+		       "byte (%zu, %zu and %zu; %zu and %zu differ)", repeats,
+		       longer, cfg.timestamps, cfg.quirks,
 		       cfg.extend_addr_msb, cfg.src_bits, n, nbatch, nb,
 		       differ, bdiffer);
 	}
+}
+
+/*
+ * Long branch messages that share their first eight bytes (the same
+ * I-CNT and U-ADDR) and differ after them (HIST), more of them than the
+ * memo has slots, so that some share a slot: a message must not be
+ * taken for another with the same first eight bytes. Some are longer
+ * than the sixteen bytes the memo keeps.
+ */
+static void long_messages_alike(void)
+{
+	enum { KINDS = 1500, SENT = 6000 };
+	static struct nt_msg whole[SENT], batched[SENT];
+	static uint8_t msg[KINDS][24], buf[SENT * 24];
+	static int size[KINDS];
+	struct nt_stream_cfg cfg = { .xlen = 64 };
+	size_t len = 0, n, nbatch, i, differ = 0, over16 = 0;
+
+	for (i = 0; i < KINDS; i++) {
+		struct nt_msg m;
+
+		memset(&m, 0, sizeof(m));
+		m.tcode = NT_TCODE_INDIRECT_BRANCH_HIST;
+		m.icnt = 0x2abcde;
+		m.addr_field = 0x2345678;
+		/* 12 to 44 bits of HIST: 11 to 18 bytes */
+		m.hist = (1ull << (12 + i % 33)) | (i * 0x9e3779b9ull &
+						    ((1ull << (12 + i % 33)) - 1));
+		size[i] = nt_write_msg(&cfg, &m, msg[i], sizeof(msg[i]));
+		over16 += size[i] > 16;
+	}
+	for (i = 0; i < SENT; i++) {
+		unsigned int k = rnd() % KINDS;
+
+		if (size[k] <= 0)
+			continue;
+		memcpy(buf + len, msg[k], (size_t)size[k]);
+		len += (size_t)size[k];
+	}
+	n = parse(&cfg, buf, len, 0, whole, SENT);
+	nbatch = parse_batch(&cfg, buf, len, 0, 64, batched, SENT);
+	for (i = 0; i < n && i < nbatch; i++)
+		differ += memcmp(&whole[i], &batched[i],
+				 NT_MSG_CLEARED_BYTES) != 0;
+	tap_ok(n == SENT && nbatch == n && !differ && over16 > 0 &&
+	       !memcmp(msg[0], msg[1], 8),
+	       "%d long messages with the same first eight bytes, %zu of "
+	       "them over sixteen: %zu records, the same in batches (%zu, "
+	       "%zu differ)", KINDS, over16, n, nbatch, differ);
 }
 
 int main(void)
@@ -827,5 +887,6 @@ int main(void)
 	random_garbage();
 	short_shapes();
 	repeated_messages();
+	long_messages_alike();
 	return tap_done();
 }

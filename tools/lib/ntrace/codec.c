@@ -1450,13 +1450,13 @@ void memo_take(const struct memo *e, struct nt_msg *m, uint64_t off,
 }
 
 /* The source whose address history and time memo e takes. */
-static inline struct src_state *memo_src(struct nt_reader *r,
+static inline struct src_state *memo_src(struct src_state *srcs,
 					 const struct memo *e)
 {
 	uint16_t src;
 
 	memcpy(&src, e->head.b + offsetof(struct nt_msg, src), sizeof(src));
-	return &r->src[src];
+	return &srcs[src];
 }
 
 /*
@@ -1498,7 +1498,7 @@ int nt_reader_next(struct nt_reader *r, struct nt_msg *m)
 
 			if (e->bytes == bytes) {
 				struct src_state *st = r->cfg.src_bits ?
-						       memo_src(r, e) : r->src;
+						       memo_src(r->src, e) : r->src;
 
 				memo_take(e, m, r->chunk_base + r->pos,
 					  &st->addr, &st->time, true);
@@ -1519,16 +1519,16 @@ int nt_reader_next(struct nt_reader *r, struct nt_msg *m)
 }
 
 /*
- * memo_take() from the source's history and time in the reader, or
- * with a single source from *addr and *time.
+ * memo_take() from the source's history and time in srcs[] (the
+ * reader's) if by_src, else from *addr and *time.
  */
 static inline __attribute__((always_inline))
-void memo_take_src(struct nt_reader *r, const struct memo *e,
-		   struct nt_msg *m, uint64_t off, uint64_t *addr,
-		   uint64_t *time, bool srcs, bool timed)
+void memo_take_src(struct src_state *srcs, bool by_src,
+		   const struct memo *e, struct nt_msg *m, uint64_t off,
+		   uint64_t *addr, uint64_t *time, bool timed)
 {
-	if (srcs) {
-		struct src_state *st = memo_src(r, e);
+	if (by_src) {
+		struct src_state *st = memo_src(srcs, e);
 
 		memo_take(e, m, off, &st->addr, &st->time, timed);
 	} else {
@@ -1560,6 +1560,8 @@ size_t memo_run_of(struct nt_reader *r, struct nt_msg *m, size_t max,
 	uint64_t addr = r->src[0].addr, time = r->src[0].time;
 	struct nt_msg *out = m, *out_end = m + max;
 	struct memo *memo = r->memo;
+	/* a local: the records' byte copies could change r->src */
+	struct src_state *src = r->src;
 
 	/*
 	 * A message's bytes are loaded as the eight that end with it: from
@@ -1595,8 +1597,8 @@ size_t memo_run_of(struct nt_reader *r, struct nt_msg *m, size_t max,
 				e = memo_long(memo, at, off, end);
 				if (!e)
 					goto out;
-				memo_take_src(r, e, out, off, &addr, &time,
-					      srcs, timed);
+				memo_take_src(src, srcs, e, out, off, &addr,
+					      &time, timed);
 				off = end + 1;
 				out++;
 				break;
@@ -1606,7 +1608,7 @@ size_t memo_run_of(struct nt_reader *r, struct nt_msg *m, size_t max,
 			e = memo_slot(memo, bytes);
 			if (e->bytes != bytes)
 				goto out;
-			memo_take_src(r, e, out, off, &addr, &time, srcs,
+			memo_take_src(src, srcs, e, out, off, &addr, &time,
 				      timed);
 			off = end + 1;
 			out++;

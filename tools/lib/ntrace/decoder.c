@@ -149,7 +149,12 @@ enum end_kind {
  * compared where guard says) and what it left pushed.
  */
 struct run {
-	uint64_t bytes;		/* the message, first byte lowest, zero after */
+	/*
+	 * the message, first byte lowest, zero after; of a message longer
+	 * than eight bytes (RUN_LONG) the first eight, the rest in bytes2
+	 * under mask2 as a chain's
+	 */
+	uint64_t bytes;
 	uint64_t mask;		/* of bytes: its size */
 	uint64_t pc;		/* the source's PC before it */
 	/* direct: the PC after it; indirect: target = address history ^ next */
@@ -191,6 +196,8 @@ struct run {
 #define RUN_STACK		(1u << 2)	/* more than a pop and a push */
 #define RUN_GUARDED		(1u << 3)	/* a popped value decided it */
 #define RUN_HEAD		(1u << 4)	/* may be chained to the next */
+/* one message of 9 to 16 bytes: run_find_long()'s, never a successor */
+#define RUN_LONG		(1u << 5)
 /* the events take at least this many slots: see run_take() */
 #define RUN_MIN_EVENT_SLOTS	4
 /* a chain's bytes: two words */
@@ -246,6 +253,8 @@ struct nt_decoder {
 	/* the run cache */
 	bool run_on;			/* the stream and cfg allow it */
 	uint32_t *run_slots;		/* arena offsets of runs, by hash */
+	/* the next run_take()'s first run, a long one: run_cache_take() */
+	struct run *run_long;
 	uint8_t *run_arena;
 	uint32_t run_used, run_cap;	/* bytes; offset 0 is no run */
 	uint32_t run_epoch_ids;		/* last epoch id given out */
@@ -1968,6 +1977,42 @@ struct run *run_find(struct nt_decoder *d, const struct src_dec *s,
 	return e;
 }
 
+/*
+ * The run of the message of 9 to 16 bytes at p (avail bytes), or NULL. Out of line: one HTM message in twenty-five is
+ * that long where HIST is repeated (qsort_cb), fewer elsewhere. It is
+ * not made the successor of prev: run_find() compares a successor's
+ * first eight bytes only.
+ */
+static struct run * __attribute__((noinline))
+run_find_long(struct nt_decoder *d, const struct src_dec *s, uint64_t pc,
+	      const uint8_t *p, size_t avail, uint32_t epoch)
+{
+	uint64_t w, w2, ends, bytes2;
+	uint32_t slot, at;
+	struct run *e;
+	unsigned int way;
+
+	if (avail < 16)
+		return NULL;
+	w = load_bytes(p);
+	if ((w & 3) || msg_ends(w))
+		return NULL;
+	w2 = load_bytes(p + 8);
+	ends = msg_ends(w2);
+	if (!ends)
+		return NULL;
+	bytes2 = w2 & (((ends & -ends) << 8) - 1);
+	slot = run_slot(pc, w ^ bytes2);
+	for (way = 0; way < 2; way++) {
+		at = d->run_slots[slot ^ way];
+		e = run_at(d, at);
+		if (at && e->bytes2 == bytes2 &&
+		    run_fits(d, s, e, pc, w, epoch))
+			return e;
+	}
+	return NULL;
+}
+
 /* Whether the cache may take messages of s now. */
 static inline bool run_may_take(const struct src_dec *s)
 {
@@ -2184,8 +2229,13 @@ size_t run_take(struct nt_decoder *d, const uint8_t *p, size_t avail,
 			prev = s->run_prev;
 		}
 		e = run_find(d, s, prev, pc, w, epoch);
-		if (!e)
-			break;
+		if (!e) {
+			/* in memory: a register here cost 2% */
+			e = d->run_long;
+			if (!e)
+				break;
+			d->run_long = NULL;
+		}
 		/* e and the messages after it at once: see run_fuse() */
 		if (e->chain) {
 			/* a chain's last byte is never 0 (MSEO) */
@@ -2281,26 +2331,59 @@ run_take_srcs(struct nt_decoder *d, const uint8_t *p, size_t avail,
 	return run_take(d, p, avail, off, true);
 }
 
+/*
+ * Whether the message at the reader's position is a long one whose run
+ * the cache has: then it is d->run_long, for run_take() to start with.
+ * Found here, not in run_take()'s loop, where the call cost registers
+ * and 2% more instructions on BTM.
+ */
+static bool run_long_next(struct nt_decoder *d)
+{
+	struct src_dec *s;
+	const uint8_t *p;
+	size_t avail;
+	uint64_t off;
+
+	p = nt_reader_peek(d->rd, &avail, &off);
+	if (!p || avail < 16)
+		return false;
+	s = d->srcs[msg_src(load_bytes(p), d->cfg.stream.src_bits)];
+	if (!run_may_take(s))
+		return false;
+	d->run_long = run_find_long(d, s, s->pc, p, avail, run_epoch(d, s));
+	return d->run_long;
+}
+
 /* Take the messages from the reader's position that the cache knows. */
 static void run_cache_take(struct nt_decoder *d)
 {
+	bool with_long = false;
 	size_t avail, done;
 	const uint8_t *p;
 	uint64_t off;
 
-	p = nt_reader_peek(d->rd, &avail, &off);
-	if (!p)
-		return;
-	if (d->cfg.stream.src_bits)
-		done = run_take_srcs(d, p, avail, off);
-	else
-		done = run_take(d, p, avail, off, false);
-	nt_reader_take(d->rd, done);
+	for (;;) {
+		p = nt_reader_peek(d->rd, &avail, &off);
+		if (!p)
+			return;
+		if (d->cfg.stream.src_bits)
+			done = run_take_srcs(d, p, avail, off);
+		else
+			done = run_take(d, p, avail, off, false);
+		nt_reader_take(d->rd, done);
+		d->run_long = NULL;
+		/* a long run not taken after all (no room on the stack) */
+		if (with_long && !done)
+			return;
+		with_long = run_long_next(d);
+		if (!with_long)
+			return;
+	}
 }
 
 /* What a message is recorded with, for record_end(). */
 struct run_start {
-	uint64_t pc, bytes, mask, offset, addr, gaps, errors;
+	uint64_t pc, bytes, mask, bytes2, mask2, offset, addr, gaps, errors;
 	uint64_t insns, halfwords, transfers;
 	uint64_t deviations[NT_DEV__COUNT];
 	unsigned int size, count, src;
@@ -2343,11 +2426,26 @@ static bool record_begin(struct nt_decoder *d, struct run_start *rs)
 	s = d->srcs[rs->src];
 	if (!run_may_take(s))
 		return false;
-	rs->mask = first_msg_mask(w);
-	if (!rs->mask || !run_tcode(p[0] >> 2))
+	if (!run_tcode(p[0] >> 2))
 		return false;
+	rs->mask = first_msg_mask(w);
+	rs->bytes2 = 0;
+	rs->mask2 = 0;
+	if (!rs->mask) {
+		/* 9 to 16 bytes: see run_find_long() */
+		uint64_t ends = avail >= 16 && !(w & 3) ?
+				msg_ends(load_bytes(p + 8)) : 0;
+
+		if (!ends)
+			return false;
+		rs->mask = ~0ull;
+		rs->mask2 = ((ends & -ends) << 8) - 1;
+		rs->bytes2 = load_bytes(p + 8) & rs->mask2;
+	}
 	rs->bytes = w & rs->mask;
 	rs->size = (unsigned int)(64 - __builtin_clzll(rs->mask)) / 8;
+	if (rs->mask2)
+		rs->size += (unsigned int)(64 - __builtin_clzll(rs->mask2)) / 8;
 	rs->pc = s->pc;
 	rs->addr = *s->addr;
 	rs->epoch = run_epoch(d, s);
@@ -2474,7 +2572,7 @@ static uint32_t record_end(struct nt_decoder *d, const struct nt_msg *m,
 	e->flags = (m->tcode != NT_TCODE_DIRECT_BRANCH ? RUN_INDIRECT : 0) |
 		   (s->priv_may_change ? RUN_PRIV_MAY_CHANGE : 0) |
 		   (npop > 1 || npush > 1 ? RUN_STACK : 0) |
-		   (guard ? RUN_GUARDED : 0);
+		   (guard ? RUN_GUARDED : 0) | (rs->mask2 ? RUN_LONG : 0);
 	e->npop = (uint8_t)npop;
 	e->npush = (uint8_t)npush;
 	e->room = d->cfg.ir_depth - (unsigned int)rise - npop;
@@ -2485,8 +2583,8 @@ static uint32_t record_end(struct nt_decoder *d, const struct nt_msg *m,
 	e->hist = m->hist;
 	e->push = npush ? pushed[0] : 0;
 	e->chain = 0;
-	e->bytes2 = 0;
-	e->mask2 = 0;
+	e->bytes2 = rs->bytes2;
+	e->mask2 = rs->mask2;
 	e->ain = 0;
 	e->amask = 0;
 	e->nmsg = 1;
@@ -2504,9 +2602,10 @@ static uint32_t record_end(struct nt_decoder *d, const struct nt_msg *m,
 	 * The newest first, the one before it in the other way: a message
 	 * from a PC that returns to two places alternately keeps both.
 	 */
-	slot = run_slot(rs->pc, rs->bytes);
+	slot = run_slot(rs->pc, rs->bytes ^ rs->bytes2);
 	prior = run_at(d, d->run_slots[slot]);
 	if (d->run_slots[slot] && (prior->bytes != rs->bytes ||
+				   prior->bytes2 != rs->bytes2 ||
 				   prior->pc != rs->pc || guard))
 		d->run_slots[slot ^ 1] = d->run_slots[slot];
 	d->run_slots[slot] = at;
@@ -2545,7 +2644,8 @@ void nt_decoder_feed(struct nt_decoder *d, const uint8_t *data, size_t len)
 		/* its source's run before the next, for its successor link */
 		s = d->srcs[m.src];
 		if (s) {
-			if (at && s->run_prev)
+			if (at && s->run_prev &&
+			    !(run_at(d, at)->flags & RUN_LONG))
 				run_at(d, s->run_prev)->succ = at;
 			s->run_prev = at;
 		}

@@ -2455,6 +2455,74 @@ static void run_chains(void)
 }
 
 /*
+ * IndirectBranchHist messages of 11 bytes, longer than the eight the
+ * run cache compares first: 40 conditional branches, each past a
+ * two-instruction detour either way (beq to a nop, or a jump over it),
+ * then a jump back to the start. The messages differ only in the
+ * outcomes of the oldest 16 branches, HIST's top bits, which are past
+ * the first eight bytes: a thousand kinds, from the one PC, with the
+ * same first eight bytes, each taken from its own run or from none.
+ * Their runs' hash slots collide now and then, as random keys do.
+ */
+static void run_long_messages(void)
+{
+	enum { UNITS = 40, KINDS = 1024, SENT = 12000 };
+	static uint64_t tops[KINDS];
+	const uint64_t base = 0x9000;
+	static struct word code[3 * UNITS + 1];
+	struct nt_stream_cfg cfg = { .xlen = 64 };
+	struct nt_decoder_cfg dc;
+	struct nt_image *img;
+	struct cache_cmp c[2];
+	size_t len = 0, i, n = 0;
+	uint8_t *buf = malloc(NT_MAX_MSG_BYTES * (SENT + 2) + 64);
+	uint8_t first[2][NT_MAX_MSG_BYTES];
+	int size[2];
+
+	if (!buf)
+		abort();
+	for (i = 0; i < UNITS; i++) {
+		code[n++] = (struct word){ base + 12 * i, 0x00b50463 };
+		code[n++] = (struct word){ base + 12 * i + 4, 0x0080006f };
+		code[n++] = (struct word){ base + 12 * i + 8, 0x00000013 };
+	}
+	/* jr x6, back to base: the history's address, U-ADDR 0 */
+	code[n++] = (struct word){ base + 12 * UNITS, 0x00030067 };
+	img = words_image(base, 0x1000, code, n);
+	for (i = 0; i < KINDS; i++)
+		tops[i] = rnd() & ((1ull << (UNITS - 24)) - 1);
+	len = msg(&cfg, buf, len, (struct nt_msg)SYNC_AT(base));
+	for (i = 0; i < SENT; i++) {
+		uint64_t top = tops[rnd() % KINDS];
+		struct nt_msg m = IBH(2 * (2 * UNITS + 1),
+				      1ull << UNITS | top << 24 | 0x5a5a5a,
+				      0);
+
+		len = msg(&cfg, buf, len, m);
+		if (i < 2)
+			size[i] = nt_write_msg(&cfg, &m, first[i],
+					       sizeof(first[i]));
+	}
+	len = msg(&cfg, buf, len, (struct nt_msg)STOP);
+	nt_decoder_cfg_default(&dc);
+	dc.stream = cfg;
+	cache_cmp_run(&c[0], &dc, img, buf, len, false, 0);
+	cache_cmp_run(&c[1], &dc, img, buf, len, true, 7);
+	tap_ok(c[0].same && c[1].same && !c[0].st_off.gaps &&
+	       size[0] > 8 && size[0] <= 16 && !memcmp(first[0], first[1], 8) &&
+	       c[0].st_on.cached_msgs * 2 > c[0].st_on.msgs,
+	       "%d-byte IndirectBranchHist, %d kinds with the same first "
+	       "eight bytes: decoded as the general path does (%" PRIu64
+	       " of %" PRIu64 " messages cached; events the same: %d, %d)",
+	       size[0], KINDS, c[0].st_on.cached_msgs, c[0].st_on.msgs,
+	       c[0].same, c[1].same);
+	for (i = 0; i < 2; i++)
+		cache_cmp_free(&c[i]);
+	nt_image_free(img);
+	free(buf);
+}
+
+/*
  * The encoder model with Ownership messages on, through a system call:
  * U-mode addi, the ecall's trap to S-mode, the handler's addi and sret,
  * back to U-mode. Every privilege change comes after its trap or
@@ -2709,6 +2777,7 @@ int main(int argc, char **argv)
 	run_pairs_stack();
 	run_pairs_room();
 	run_chains();
+	run_long_messages();
 	ownership_encoded();
 	address_outside_images();
 	if (argc < 2) {

@@ -1497,8 +1497,10 @@ int nt_reader_next(struct nt_reader *r, struct nt_msg *m)
 			const struct memo *e = memo_slot(r->memo, bytes);
 
 			if (e->bytes == bytes) {
-				struct src_state *st = r->cfg.src_bits ?
-						       memo_src(r->src, e) : r->src;
+				struct src_state *st = r->src;
+
+				if (r->cfg.src_bits)
+					st = memo_src(r->src, e);
 
 				memo_take(e, m, r->chunk_base + r->pos,
 					  &st->addr, &st->time, true);

@@ -1978,10 +1978,11 @@ struct run *run_find(struct nt_decoder *d, const struct src_dec *s,
 }
 
 /*
- * The run of the message of 9 to 16 bytes at p (avail bytes), or NULL. Out of line: one HTM message in twenty-five is
- * that long where HIST is repeated (qsort_cb), fewer elsewhere. It is
- * not made the successor of prev: run_find() compares a successor's
- * first eight bytes only.
+ * The run of the message of 9 to 16 bytes at p (avail bytes), or NULL.
+ * Out of line: one HTM message in twenty-five is that long where HIST
+ * is repeated (qsort_cb), fewer elsewhere. A long run is never another
+ * run's successor: run_find() compares a successor's first eight bytes
+ * only.
  */
 static struct run * __attribute__((noinline))
 run_find_long(struct nt_decoder *d, const struct src_dec *s, uint64_t pc,

@@ -843,6 +843,7 @@ static void long_messages_alike(void)
 	size_t len = 0, n, nbatch, i, differ = 0, over16 = 0;
 
 	for (i = 0; i < KINDS; i++) {
+		uint64_t hist_top;
 		struct nt_msg m;
 
 		memset(&m, 0, sizeof(m));
@@ -850,8 +851,8 @@ static void long_messages_alike(void)
 		m.icnt = 0x2abcde;
 		m.addr_field = 0x2345678;
 		/* 12 to 44 bits of HIST: 11 to 18 bytes */
-		m.hist = (1ull << (12 + i % 33)) | (i * 0x9e3779b9ull &
-						    ((1ull << (12 + i % 33)) - 1));
+		hist_top = 1ull << (12 + i % 33);
+		m.hist = hist_top | ((i * 0x9e3779b9ull) & (hist_top - 1));
 		size[i] = nt_write_msg(&cfg, &m, msg[i], sizeof(msg[i]));
 		over16 += size[i] > 16;
 	}

@@ -299,15 +299,16 @@ check_profiles() {
 	fi
 	# "do not belong to any functions": C library code before main() and
 	# after it returns, which has no DWARF in the static brwork. CTR: 1
-	# to 13% of the ranges in runs so far; the emulated cycle counter
-	# follows host time, and QEMU translating the code run for the first
-	# time makes the start and exit long in host time, so how many
-	# samples land there varies from run to run. N-Trace samples count
-	# instructions: the C library's share of them, the same every run.
-	# A sanity bound, not a figure of either source.
+	# to 13% of the ranges in most runs, 30.8% on a slow, busy host; the
+	# emulated cycle counter follows host time, and QEMU translating the
+	# code run for the first time makes the start and exit long in host
+	# time, so how many samples land there varies from run to run.
+	# N-Trace samples count instructions: the C library's share of them,
+	# the same every run. A sanity bound, not a figure of either source:
+	# a profile that maps nothing to brwork is near 100%.
 	nofunc=$(pg_pct 'do not belong to any functions')
-	if awk -v p="$nofunc" 'BEGIN { exit !(p < 25) }'; then
-		result ok "$name llvm-profgen: $nofunc% of ranges outside brwork's DWARF functions (C library start and exit), under 25%"
+	if awk -v p="$nofunc" 'BEGIN { exit !(p < 50) }'; then
+		result ok "$name llvm-profgen: $nofunc% of ranges outside brwork's DWARF functions (C library start and exit), under 50%"
 	else
 		result "not ok" "$name llvm-profgen: $nofunc% of ranges outside brwork's DWARF functions"
 	fi

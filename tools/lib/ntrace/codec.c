@@ -1363,6 +1363,17 @@ static inline struct memo *memo_slot(struct memo *memo, uint64_t bytes)
 	return &memo[(bytes * 0x9e3779b97f4a7c15ull) >> (64 - MEMO_SLOTS_LOG2)];
 }
 
+/*
+ * The second word of the memo's key for a message of nine to sixteen
+ * bytes at q: the bytes after its first eight, low byte first, read as
+ * the eight that end it so as not to read past it. The same as the
+ * decoder's for a long run (mask2 in decoder.c).
+ */
+static inline uint64_t long_msg_rest(const uint8_t *q, uint64_t n)
+{
+	return load_bytes(q + n - 8) >> (8 * (16 - n));
+}
+
 /* Keep m, the record of the message of n bytes at q. */
 static void memo_keep(struct nt_reader *r, const uint8_t *q, uint32_t n,
 		      const struct nt_msg *m)
@@ -1376,8 +1387,7 @@ static void memo_keep(struct nt_reader *r, const uint8_t *q, uint32_t n,
 		return;
 	if (n > 8) {
 		bytes = load_bytes(q);
-		/* the last eight, those of the first eight dropped */
-		bytes2 = load_bytes(q + n - 8) >> (8 * (16 - n));
+		bytes2 = long_msg_rest(q, n);
 	} else {
 		bytes = msg_bytes(load_bytes(q), n);
 	}
@@ -1415,14 +1425,14 @@ static inline const struct memo *memo_long(struct memo *memo,
 					   uintptr_t at, uint64_t off,
 					   uint64_t end)
 {
+	const uint8_t *q = (const uint8_t *)(at + off);
 	uint64_t len = end - off + 1, bytes, bytes2;
 	const struct memo *e;
 
 	if (len > 16)
 		return NULL;
-	bytes = load_bytes((const uint8_t *)(at + off));
-	bytes2 = load_bytes((const uint8_t *)(at + end - 7)) >>
-		 (8 * (16 - len));
+	bytes = load_bytes(q);
+	bytes2 = long_msg_rest(q, len);
 	e = memo_slot(memo, bytes ^ bytes2);
 	return e->bytes == bytes && e->bytes2 == bytes2 ? e : NULL;
 }
@@ -1460,6 +1470,24 @@ static inline struct src_state *memo_src(struct src_state *srcs,
 }
 
 /*
+ * memo_take() from the source's history and time in srcs[] (the
+ * reader's) if by_src, else from *addr and *time.
+ */
+static inline __attribute__((always_inline))
+void memo_take_src(struct src_state *srcs, bool by_src,
+		   const struct memo *e, struct nt_msg *m, uint64_t off,
+		   uint64_t *addr, uint64_t *time, bool timed)
+{
+	if (by_src) {
+		struct src_state *st = memo_src(srcs, e);
+
+		memo_take(e, m, off, &st->addr, &st->time, timed);
+	} else {
+		memo_take(e, m, off, addr, time, timed);
+	}
+}
+
+/*
  * The general path for a message that starts at the reader's position
  * with nothing pending: a branch message of up to sixteen bytes, read
  * whole from the chunk, goes to the memo. Its other kinds change more
@@ -1484,6 +1512,36 @@ reader_next_kept(struct nt_reader *r, struct nt_msg *m)
 	return ret;
 }
 
+/*
+ * The memo of the message at q, the reader's position, w its first
+ * eight bytes, and its length to *n; NULL if the memo does not know
+ * it. The caller made sure lean_ready().
+ */
+static inline const struct memo *memo_next(const struct nt_reader *r,
+					   const uint8_t *q, uint64_t w,
+					   uint32_t *n)
+{
+	uint64_t bytes, off;
+	const struct memo *e;
+	uint32_t n2;
+
+	if (*n) {
+		bytes = msg_bytes(w, *n);
+		e = memo_slot(r->memo, bytes);
+		return e->bytes == bytes ? e : NULL;
+	}
+	/* nine to sixteen bytes, all in the chunk */
+	if (r->len - r->pos < 16)
+		return NULL;
+	n2 = msg_end_len(load_bytes(q + 8));
+	if (!n2)
+		return NULL;
+	*n = 8 + n2;
+	off = r->chunk_base + r->pos;
+	return memo_long(r->memo, (uintptr_t)r->chunk - r->chunk_base, off,
+			 off + *n - 1);
+}
+
 int nt_reader_next(struct nt_reader *r, struct nt_msg *m)
 {
 	/* the common case first: a short branch message, nothing pending */
@@ -1492,18 +1550,14 @@ int nt_reader_next(struct nt_reader *r, struct nt_msg *m)
 		uint64_t w = load_bytes(q);
 		uint32_t n = msg_end_len(w);
 
-		if (r->memo && n) {
-			uint64_t bytes = msg_bytes(w, n);
-			const struct memo *e = memo_slot(r->memo, bytes);
+		if (r->memo) {
+			const struct memo *e = memo_next(r, q, w, &n);
 
-			if (e->bytes == bytes) {
-				struct src_state *st = r->src;
-
-				if (r->cfg.src_bits)
-					st = memo_src(r->src, e);
-
-				memo_take(e, m, r->chunk_base + r->pos,
-					  &st->addr, &st->time, true);
+			if (e) {
+				memo_take_src(r->src, r->cfg.src_bits, e, m,
+					      r->chunk_base + r->pos,
+					      &r->src[0].addr,
+					      &r->src[0].time, true);
 				r->pos += n;
 				return 1;
 			}
@@ -1518,24 +1572,6 @@ int nt_reader_next(struct nt_reader *r, struct nt_msg *m)
 			return reader_next_kept(r, m);
 	}
 	return reader_next_general(r, m);
-}
-
-/*
- * memo_take() from the source's history and time in srcs[] (the
- * reader's) if by_src, else from *addr and *time.
- */
-static inline __attribute__((always_inline))
-void memo_take_src(struct src_state *srcs, bool by_src,
-		   const struct memo *e, struct nt_msg *m, uint64_t off,
-		   uint64_t *addr, uint64_t *time, bool timed)
-{
-	if (by_src) {
-		struct src_state *st = memo_src(srcs, e);
-
-		memo_take(e, m, off, &st->addr, &st->time, timed);
-	} else {
-		memo_take(e, m, off, addr, time, timed);
-	}
 }
 
 /*

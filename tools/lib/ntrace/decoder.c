@@ -1852,8 +1852,7 @@ static inline uint64_t first_msg_mask(uint64_t w)
 
 	if ((w & 3) || !ends)
 		return 0;
-	/* up to the first end; all eight bytes when it is the last (0 - 1) */
-	return ((ends & -ends) << 8) - 1;
+	return msg_mask_to_end(ends);
 }
 
 static bool run_tcode(unsigned int tcode)
@@ -2002,7 +2001,7 @@ run_find_long(struct nt_decoder *d, const struct src_dec *s, uint64_t pc,
 	ends = msg_ends(w2);
 	if (!ends)
 		return NULL;
-	bytes2 = w2 & (((ends & -ends) << 8) - 1);
+	bytes2 = w2 & msg_mask_to_end(ends);
 	slot = run_slot(pc, w ^ bytes2);
 	for (way = 0; way < 2; way++) {
 		at = d->run_slots[slot ^ way];
@@ -2440,7 +2439,7 @@ static bool record_begin(struct nt_decoder *d, struct run_start *rs)
 		if (!ends)
 			return false;
 		rs->mask = ~0ull;
-		rs->mask2 = ((ends & -ends) << 8) - 1;
+		rs->mask2 = msg_mask_to_end(ends);
 		rs->bytes2 = load_bytes(p + 8) & rs->mask2;
 	}
 	rs->bytes = w & rs->mask;

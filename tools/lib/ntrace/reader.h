@@ -40,6 +40,16 @@ static inline uint64_t msg_ends(uint64_t w)
 	return w & (w >> 1) & BYTES_EACH(1);
 }
 
+/*
+ * The mask of the bytes of w up to and with the first that ends a
+ * message, ends = msg_ends(w) != 0: all eight when that is the last
+ * (0 - 1).
+ */
+static inline uint64_t msg_mask_to_end(uint64_t ends)
+{
+	return ((ends & -ends) << 8) - 1;
+}
+
 /* Bit i set where byte i of w ends a message. */
 static inline uint64_t msg_end_bits(uint64_t w)
 {

@@ -831,16 +831,17 @@ static void repeated_messages(void)
  * I-CNT and U-ADDR) and differ after them (HIST), more of them than the
  * memo has slots, so that some share a slot: a message must not be
  * taken for another with the same first eight bytes. Some are longer
- * than the sixteen bytes the memo keeps.
+ * than the sixteen bytes the memo keeps. Read whole, in batches and a
+ * byte at a time, which never takes from the memo.
  */
 static void long_messages_alike(void)
 {
 	enum { KINDS = 1500, SENT = 6000 };
-	static struct nt_msg whole[SENT], batched[SENT];
+	static struct nt_msg whole[SENT], batched[SENT], bytes[SENT];
 	static uint8_t msg[KINDS][24], buf[SENT * 24];
 	static int size[KINDS];
 	struct nt_stream_cfg cfg = { .xlen = 64 };
-	size_t len = 0, n, nbatch, i, differ = 0, over16 = 0;
+	size_t len = 0, n, nbatch, nb, i, differ = 0, over16 = 0;
 
 	for (i = 0; i < KINDS; i++) {
 		uint64_t hist_top;
@@ -866,14 +867,19 @@ static void long_messages_alike(void)
 	}
 	n = parse(&cfg, buf, len, 0, whole, SENT);
 	nbatch = parse_batch(&cfg, buf, len, 0, 64, batched, SENT);
-	for (i = 0; i < n && i < nbatch; i++)
+	/* a byte at a time: never from the memo */
+	nb = parse(&cfg, buf, len, 1, bytes, SENT);
+	for (i = 0; i < n && i < nbatch && i < nb; i++)
 		differ += memcmp(&whole[i], &batched[i],
+				 NT_MSG_CLEARED_BYTES) != 0 ||
+			  memcmp(&whole[i], &bytes[i],
 				 NT_MSG_CLEARED_BYTES) != 0;
-	tap_ok(n == SENT && nbatch == n && !differ && over16 > 0 &&
-	       !memcmp(msg[0], msg[1], 8),
+	tap_ok(n == SENT && nbatch == n && nb == n && !differ &&
+	       over16 > 0 && !memcmp(msg[0], msg[1], 8),
 	       "%d long messages with the same first eight bytes, %zu of "
-	       "them over sixteen: %zu records, the same in batches (%zu, "
-	       "%zu differ)", KINDS, over16, n, nbatch, differ);
+	       "them over sixteen: %zu records, the same in batches and "
+	       "byte by byte (%zu and %zu, %zu differ)", KINDS, over16, n,
+	       nbatch, nb, differ);
 }
 
 int main(void)

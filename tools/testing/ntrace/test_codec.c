@@ -742,7 +742,9 @@ static void short_shapes(void)
  * one buffer, in batches and a byte at a time (never from the memo),
  * the records must be the same, targets and times included, in every
  * stream the memo serves (TSTAMP added, TSTAMP as SiFive's changed
- * bits, which it must not take, addresses extended) and one with SRC.
+ * bits, which it must not take, addresses extended) and with SRC: two
+ * bits of it, and one bit (two sources, which the batch loop keeps in
+ * registers) with TSTAMP and without.
  */
 static void repeated_messages(void)
 {
@@ -755,13 +757,14 @@ static void repeated_messages(void)
 	};
 	unsigned int variant;
 
-	for (variant = 0; variant < 5; variant++) {
+	for (variant = 0; variant < 7; variant++) {
 		struct nt_stream_cfg cfg = {
-			.timestamps = variant == 1 || variant == 2,
+			.timestamps = variant == 1 || variant == 2 ||
+				      variant == 6,
 			.quirks = variant == 2 ? NT_QUIRK_SIFIVE : 0,
 			.extend_addr_msb = variant == 3,
 			.xlen = variant == 3 ? 32 : 64,
-			.src_bits = variant == 4 ? 2 : 0,
+			.src_bits = variant == 4 ? 2 : variant >= 5 ? 1 : 0,
 		};
 		uint8_t msg[24][40];
 		int size[24];
@@ -836,7 +839,7 @@ static void repeated_messages(void)
  */
 static void long_messages_alike(void)
 {
-	enum { KINDS = 1500, SENT = 6000 };
+	enum { KINDS = 3000, SENT = 9000 };
 	static struct nt_msg whole[SENT], batched[SENT], bytes[SENT];
 	static uint8_t msg[KINDS][24], buf[SENT * 24];
 	static int size[KINDS];

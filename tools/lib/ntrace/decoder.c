@@ -41,7 +41,8 @@
 #define MAX_SRC			(1u << NT_MAX_SRC_BITS)
 /* the run cache: see "run cache" below */
 #define RUN_SLOTS_LOG2		15
-#define RUN_MAX_EVENTS		64
+/* a pair's ResourceFull walks up to 32 conditional branches, and calls */
+#define RUN_MAX_EVENTS		128
 #define RUN_MAX_VALUES		16
 #define RUN_ARENA_MIN		(1u << 18)
 #define RUN_ARENA_MAX		(1u << 24)
@@ -177,15 +178,16 @@ struct run {
 	uint16_t to_at;		/* where its last event's to is, from it */
 	uint8_t size, tcode, flags;
 	uint8_t npop, npush;
-	uint8_t nmsg;		/* messages: 1, more in a chain */
+	uint8_t nmsg;		/* messages: 1, 2 in a pair, more in a chain */
 	/* nmsg of a chain, 0 of a single message: derived, it cost 1% */
 	uint8_t chained;
 	/*
 	 * where event i's message starts, from the run's first byte: byte
-	 * i of offs for i < 8, tail_off for the rest (a chain's last
-	 * message's)
+	 * i of offs for i < 8, then 0 before tail_from (a pair's
+	 * ResourceFull's walk goes on past eight events) and tail_off from
+	 * it on (a chain's or a pair's last message's)
 	 */
-	uint8_t tail_off;
+	uint8_t tail_off, tail_from;
 	uint64_t offs;
 	uint64_t icnt, hist;	/* for a RepeatBranch after it */
 	uint64_t push;		/* what it pushes, without RUN_STACK */
@@ -1749,9 +1751,11 @@ decode_msg(struct nt_decoder *d, const struct nt_msg *m)
  * (implicit returns) compared, and no overflow. An IndirectBranch's
  * target is the address history XOR its U-ADDR, which the bytes give:
  * the run keeps that XOR, and only its last event's destination
- * changes. Anything else (a message over eight bytes, a B-TYPE other
- * than 0, an error, a deviation) is never remembered, and the general
- * path takes it, as it takes every message the cache does not know.
+ * changes. Messages of nine to sixteen bytes, and a ResourceFull with
+ * the branch message after it, are runs too (run_find_long()). Anything
+ * else (a longer message, a B-TYPE other than 0, an error, a deviation)
+ * is never remembered, and the general path takes it, as it takes every
+ * message the cache does not know.
  */
 
 /* No source's last message is a run. */
@@ -1865,7 +1869,9 @@ static bool run_tcode(unsigned int tcode)
 /* Where event i of run e starts, from e's first byte. */
 static unsigned int run_event_off(const struct run *e, unsigned int i)
 {
-	return i < 8 ? (e->offs >> (8 * i)) & 0xff : e->tail_off;
+	if (i < 8)
+		return (e->offs >> (8 * i)) & 0xff;
+	return i < e->tail_from ? 0 : e->tail_off;
 }
 
 static struct nt_event *run_events(struct run *e)
@@ -1977,11 +1983,19 @@ struct run *run_find(struct nt_decoder *d, const struct src_dec *s,
 }
 
 /*
- * The run of the message of 9 to 16 bytes at p (avail bytes), or NULL.
- * Out of line: one HTM message in twenty-five is that long where HIST
- * is repeated (qsort_cb), fewer elsewhere. A long run is never another
- * run's successor: run_find() compares a successor's first eight bytes
- * only.
+ * The run of the message of 9 to 16 bytes at p (avail bytes), or of a
+ * pair, a ResourceFull within the first eight bytes and the message
+ * after it, ending within the next eight; NULL if none. Out of line:
+ * one HTM message in twenty-five is that long where HIST is repeated
+ * (qsort_cb), fewer elsewhere. A long run is never another run's
+ * successor: run_find() compares a successor's first eight bytes only.
+ *
+ * A ResourceFull with HIST leaves a walk pending that the next branch
+ * message ends, and the cache takes nothing while one is pending: so
+ * the two are one run, recorded as the general path decodes both
+ * (record_begin(), nt_decoder_feed()). qsort_cb's HTM trace with
+ * repeated history sends 9,664 of them in 30M instructions, of 50
+ * kinds.
  */
 static struct run * __attribute__((noinline))
 run_find_long(struct nt_decoder *d, const struct src_dec *s, uint64_t pc,
@@ -1995,7 +2009,10 @@ run_find_long(struct nt_decoder *d, const struct src_dec *s, uint64_t pc,
 	if (avail < 16)
 		return NULL;
 	w = load_bytes(p);
-	if ((w & 3) || msg_ends(w))
+	ends = msg_ends(w);
+	/* or a ResourceFull within w and the next message: record_begin() */
+	if ((w & 3) || (ends && ((ends & (ends - 1)) ||
+				 (w >> 2 & 0x3f) != NT_TCODE_RESOURCE_FULL)))
 		return NULL;
 	w2 = load_bytes(p + 8);
 	ends = msg_ends(w2);
@@ -2160,6 +2177,7 @@ run_fuse(struct nt_decoder *d, struct run *a, struct run *b)
 	for (i = 0; i < nev && i < 8; i++)
 		f->offs |= (uint64_t)delta[i] << (8 * i);
 	f->tail_off = delta[nev - 1];
+	f->tail_from = 8;
 	memcpy(run_events(f), run_events(a), a->nev * sizeof(struct nt_event));
 	memcpy(run_events(f) + a->nev, run_events(b),
 	       b->nev * sizeof(struct nt_event));
@@ -2386,7 +2404,8 @@ struct run_start {
 	uint64_t pc, bytes, mask, bytes2, mask2, offset, addr, gaps, errors;
 	uint64_t insns, halfwords, transfers;
 	uint64_t deviations[NT_DEV__COUNT];
-	unsigned int size, count, src;
+	/* first_size: of the ResourceFull a pair starts with, else 0 */
+	unsigned int size, first_size, count, src;
 	uint32_t epoch;
 };
 
@@ -2410,13 +2429,17 @@ static void record_stop(struct nt_decoder *d)
 	d->rec = false;
 }
 
-/* Record the next message if the cache could take it again. */
+/*
+ * Record the next message if the cache could take it again; a
+ * ResourceFull with the message after it (see run_find_long()).
+ */
 static bool record_begin(struct nt_decoder *d, struct run_start *rs)
 {
 	struct src_dec *s;
 	const uint8_t *p;
 	size_t avail;
 	uint64_t w;
+	bool pair;
 
 	p = nt_reader_peek(d->rd, &avail, &rs->offset);
 	if (!p || avail < 8)
@@ -2426,11 +2449,24 @@ static bool record_begin(struct nt_decoder *d, struct run_start *rs)
 	s = d->srcs[rs->src];
 	if (!run_may_take(s))
 		return false;
-	if (!run_tcode(p[0] >> 2))
+	pair = p[0] >> 2 == NT_TCODE_RESOURCE_FULL;
+	if (!run_tcode(p[0] >> 2) && !pair)
 		return false;
 	rs->mask = first_msg_mask(w);
 	rs->bytes2 = 0;
 	rs->mask2 = 0;
+	rs->first_size = 0;
+	if (pair) {
+		/* within w, and the message after it within the next eight */
+		uint64_t ends = msg_ends(w);
+
+		if (!rs->mask || (ends & (ends - 1)) || avail < 16 ||
+		    !msg_ends(load_bytes(p + 8)))
+			return false;
+		rs->first_size =
+			(unsigned int)(64 - __builtin_clzll(rs->mask)) / 8;
+		rs->mask = 0;
+	}
 	if (!rs->mask) {
 		/* 9 to 16 bytes: see run_find_long() */
 		uint64_t ends = avail >= 16 && !(w & 3) ?
@@ -2503,6 +2539,8 @@ static uint32_t record_end(struct nt_decoder *d, const struct nt_msg *m,
 			   const struct run_start *rs)
 {
 	uint64_t vals[2 * RUN_MAX_VALUES], pushed[2 * RUN_MAX_VALUES];
+	uint64_t offs = 0, delta, tail_off;
+	unsigned int tail_from;
 	unsigned int npop = 0, npush = 0, i;
 	int h = 0, rise = 0;
 	uint32_t guard = 0, at, size, slot;
@@ -2510,8 +2548,9 @@ static uint32_t record_end(struct nt_decoder *d, const struct nt_msg *m,
 	struct run *e, *prior;
 
 	record_stop(d);
-	if (d->rec_bad || !d->rec_nev || m->offset != rs->offset ||
-	    m->size != rs->size ||
+	if (d->rec_bad || !d->rec_nev ||
+	    m->offset != rs->offset + rs->first_size ||
+	    m->size != rs->size - rs->first_size ||
 	    m->err || !run_tcode(m->tcode) || m->src != rs->src ||
 	    (m->tcode != NT_TCODE_DIRECT_BRANCH &&
 	     m->btype != NT_BTYPE_INDIRECT) ||
@@ -2523,6 +2562,25 @@ static uint32_t record_end(struct nt_decoder *d, const struct nt_msg *m,
 	if ((m->tcode != NT_TCODE_DIRECT_BRANCH && s->pc != m->target) ||
 	    d->rec_evs[d->rec_nev - 1].to != s->pc)
 		return 0;
+	/*
+	 * Where each event's message starts, from the run's first byte: a
+	 * pair's walk of its ResourceFull is the first message's, at 0.
+	 * Past the eighth event, at 0 up to tail_from, then at the last
+	 * event's (run_event_off()).
+	 */
+	tail_off = d->rec_evs[d->rec_nev - 1].offset - rs->offset;
+	tail_from = 8;
+	while (tail_off && tail_from < d->rec_nev &&
+	       d->rec_evs[tail_from].offset == rs->offset)
+		tail_from++;
+	for (i = 0; i < d->rec_nev; i++) {
+		delta = d->rec_evs[i].offset - rs->offset;
+		if (delta >= rs->size ||
+		    (i >= 8 && delta != (i < tail_from ? 0 : tail_off)))
+			return 0;
+		if (i < 8)
+			offs |= delta << (8 * i);
+	}
 	/* the return stack: pops below the run's own pushes, then pushes */
 	for (i = 0; i < d->rec_nops; i++) {
 		const struct stack_op *op = &d->rec_ops[i];
@@ -2587,10 +2645,11 @@ static uint32_t record_end(struct nt_decoder *d, const struct nt_msg *m,
 	e->mask2 = rs->mask2;
 	e->ain = 0;
 	e->amask = 0;
-	e->nmsg = 1;
+	e->nmsg = rs->first_size ? 2 : 1;
 	e->chained = 0;
-	e->offs = 0;
-	e->tail_off = 0;
+	e->offs = offs;
+	e->tail_off = (uint8_t)tail_off;
+	e->tail_from = (uint8_t)tail_from;
 	/* see run_fuse() */
 	if (!(e->flags & (RUN_PRIV_MAY_CHANGE | RUN_STACK | RUN_GUARDED)) &&
 	    !npop)
@@ -2640,6 +2699,22 @@ void nt_decoder_feed(struct nt_decoder *d, const uint8_t *data, size_t len)
 		}
 		if (!branch_fast(d, &m))
 			decode_msg(d, &m);
+		if (rec && rs.first_size) {
+			/*
+			 * a ResourceFull: the run ends with the next message.
+			 * The reader ends a message at its first MSEO=11, so
+			 * at rs.offset it has rs.first_size bytes.
+			 */
+			if (!m.err && m.tcode == NT_TCODE_RESOURCE_FULL &&
+			    m.offset == rs.offset && m.src == rs.src &&
+			    nt_reader_next(d->rd, &m)) {
+				if (!branch_fast(d, &m))
+					decode_msg(d, &m);
+			} else {
+				record_stop(d);
+				rec = false;
+			}
+		}
 		at = rec ? record_end(d, &m, &rs) : 0;
 		/* its source's run before the next, for its successor link */
 		s = d->srcs[m.src];

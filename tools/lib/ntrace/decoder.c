@@ -1859,6 +1859,18 @@ static inline uint64_t first_msg_mask(uint64_t w)
 	return msg_mask_to_end(ends);
 }
 
+/*
+ * Whether word w starts a ResourceFull that ends within it and no other
+ * message end is in it: the first word of a pair (run_find_long()).
+ */
+static inline bool pair_first_word(uint64_t w)
+{
+	uint64_t ends = msg_ends(w);
+
+	return !(w & 3) && ends && !(ends & (ends - 1)) &&
+	       (w >> 2 & 0x3f) == NT_TCODE_RESOURCE_FULL;
+}
+
 static bool run_tcode(unsigned int tcode)
 {
 	return tcode == NT_TCODE_DIRECT_BRANCH ||
@@ -2009,10 +2021,7 @@ run_find_long(struct nt_decoder *d, const struct src_dec *s, uint64_t pc,
 	if (avail < 16)
 		return NULL;
 	w = load_bytes(p);
-	ends = msg_ends(w);
-	/* or a ResourceFull within w and the next message: record_begin() */
-	if ((w & 3) || (ends && ((ends & (ends - 1)) ||
-				 (w >> 2 & 0x3f) != NT_TCODE_RESOURCE_FULL)))
+	if ((w & 3) || (msg_ends(w) && !pair_first_word(w)))
 		return NULL;
 	w2 = load_bytes(p + 8);
 	ends = msg_ends(w2);
@@ -2449,7 +2458,7 @@ static bool record_begin(struct nt_decoder *d, struct run_start *rs)
 	s = d->srcs[rs->src];
 	if (!run_may_take(s))
 		return false;
-	pair = p[0] >> 2 == NT_TCODE_RESOURCE_FULL;
+	pair = pair_first_word(w);
 	if (!run_tcode(p[0] >> 2) && !pair)
 		return false;
 	rs->mask = first_msg_mask(w);
@@ -2457,12 +2466,7 @@ static bool record_begin(struct nt_decoder *d, struct run_start *rs)
 	rs->mask2 = 0;
 	rs->first_size = 0;
 	if (pair) {
-		/* within w, and the message after it within the next eight */
-		uint64_t ends = msg_ends(w);
-
-		if (!rs->mask || (ends & (ends - 1)) || avail < 16 ||
-		    !msg_ends(load_bytes(p + 8)))
-			return false;
+		/* the message after it is keyed as a long message's rest */
 		rs->first_size =
 			(unsigned int)(64 - __builtin_clzll(rs->mask)) / 8;
 		rs->mask = 0;

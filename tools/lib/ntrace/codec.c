@@ -1809,6 +1809,62 @@ static size_t memo_run(struct nt_reader *r, struct nt_msg *m, size_t max)
 	return memo_run_of(r, m, max, MEMO_ONE, false);
 }
 
+size_t nt_reader_skim(struct nt_reader *r, struct nt_span *s, size_t max)
+{
+	uintptr_t at = (uintptr_t)r->chunk - r->chunk_base;
+	uint64_t off = r->chunk_base + r->pos;
+	uint64_t last = r->chunk_base + r->len - 8;
+	const struct nt_span *s_end = s + max, *s0 = s;
+
+	/* as memo_run_of(), whose loop this is without the records */
+	if (!r->memo || !lean_ready(r) || off - r->chunk_base < 7)
+		return 0;
+	while (s != s_end && off <= last) {
+		const uint8_t *q = (const uint8_t *)(at + off);
+		uint64_t block = off, ends;
+
+		if (last - block >= 56)
+			ends = msg_end_bits64(q);
+		else
+			ends = msg_end_bits_words(q, (unsigned int)
+						  ((last - block) / 8 + 1));
+		if (!ends)
+			break;
+		for (;;) {
+			uint64_t end = block + ctz64(ends);
+			uint64_t before = off + 7 - end;
+			const struct memo *e;
+			uint64_t bytes;
+
+			if (before > 7) {
+				e = memo_long(r->memo, at, off, end);
+				if (!e)
+					goto out;
+			} else {
+				bytes = load_bytes((const uint8_t *)
+						   (at + end - 7)) >>
+					(8 * before);
+				e = memo_slot(r->memo, bytes);
+				if (e->bytes != bytes)
+					goto out;
+			}
+			s->offset = off;
+			s->size = (uint32_t)(end + 1 - off);
+			s->src = (uint16_t)memo_src_of(e);
+			s++;
+			off = end + 1;
+			if (before > 7)
+				break;
+			ends &= ends - 1;
+			if (!ends || s == s_end)
+				break;
+		}
+	}
+out:
+	r->pos = off - r->chunk_base;
+	return (size_t)(s - s0);
+}
+
 size_t nt_reader_next_batch(struct nt_reader *r, struct nt_msg *m,
 			    size_t max)
 {

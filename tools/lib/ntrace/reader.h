@@ -173,4 +173,20 @@ uint64_t *nt_reader_addr_of(struct nt_reader *r, unsigned int src);
  */
 void nt_reader_take(struct nt_reader *r, size_t n);
 
+/* A message's place in the stream and its source: nt_reader_skim()'s. */
+struct nt_span {
+	uint64_t offset;
+	uint32_t size;
+	uint16_t src;
+};
+
+/*
+ * Up to max of the messages from the reader's position that its memo
+ * knows, where they are and no more, into s[0..max); 0 when the next
+ * message is not one of them or not whole, which nt_reader_next() then
+ * reads. The messages skimmed leave the address history and time as
+ * they were: only for a reader that decodes no address.
+ */
+size_t nt_reader_skim(struct nt_reader *r, struct nt_span *s, size_t max);
+
 #endif

@@ -269,7 +269,15 @@ struct nt_decoder {
 	unsigned int rec_nev, rec_nops;
 	struct nt_event rec_evs[RUN_MAX_EVENTS];
 	struct stack_op rec_ops[2 * RUN_MAX_VALUES];
+	/* cfg.by_source: each source's decoder (see "by source" below) */
+	struct demux *dm;
+	uint64_t last_time_at;		/* offset of st.last_time's message */
 };
+
+static struct demux *demux_new(const struct nt_decoder_cfg *cfg);
+static void demux_free(struct demux *dm);
+static int demux_add_image(struct demux *dm, const struct nt_image *img,
+			   bool any_context, uint64_t context);
 
 void nt_decoder_cfg_default(struct nt_decoder_cfg *cfg)
 {
@@ -325,8 +333,16 @@ struct nt_decoder *nt_decoder_new(const struct nt_decoder_cfg *cfg,
 	d->rd = nt_reader_new(&cfg->stream);
 	d->slot_mask = (1u << 12) - 1;
 	d->slots = calloc(d->slot_mask + 1, sizeof(*d->slots));
+	if (cfg->by_source && cfg->stream.src_bits && cfg->src < 0) {
+		d->dm = demux_new(cfg);
+		if (!d->dm) {
+			nt_decoder_free(d);
+			*err = "out of memory";
+			return NULL;
+		}
+	}
 	/* A run is keyed by the message's bytes: a TSTAMP makes one a message */
-	d->run_on = cfg->run_cache && !cfg->stream.timestamps;
+	d->run_on = cfg->run_cache && !cfg->stream.timestamps && !d->dm;
 	if (d->run_on) {
 		d->run_slots = calloc(1u << RUN_SLOTS_LOG2,
 				      sizeof(*d->run_slots));
@@ -374,6 +390,7 @@ void nt_decoder_free(struct nt_decoder *d)
 
 	if (!d)
 		return;
+	demux_free(d->dm);
 	for (i = 0; i < MAX_SRC; i++) {
 		if (d->srcs[i]) {
 			free(d->srcs[i]->stack);
@@ -460,7 +477,7 @@ int nt_decoder_add_image(struct nt_decoder *d, const struct nt_image *img,
 	for (i = 0; i < MAX_SRC; i++)
 		if (d->srcs[i])
 			select_images(d, d->srcs[i]);
-	return 0;
+	return d->dm ? demux_add_image(d->dm, img, any_context, context) : 0;
 }
 
 static struct src_dec *get_src(struct nt_decoder *d, unsigned int src)
@@ -1576,8 +1593,10 @@ bool branch_fast(struct nt_decoder *d, const struct nt_msg *m)
 		return false;
 	d->st.msgs++;
 	d->msg = m;
-	if (m->fields & NT_F_TSTAMP)
+	if (m->fields & NT_F_TSTAMP) {
 		d->st.last_time = m->time;
+		d->last_time_at = m->offset;
+	}
 	s->priv_may_change = false;
 	lb.tcode = m->tcode;
 	lb.btype = m->btype;
@@ -1646,8 +1665,10 @@ decode_msg(struct nt_decoder *d, const struct nt_msg *m)
 		}
 		return;
 	}
-	if (m->fields & NT_F_TSTAMP)
+	if (m->fields & NT_F_TSTAMP) {
 		d->st.last_time = m->time;
+		d->last_time_at = m->offset;
+	}
 	if (m->tcode == NT_TCODE_ERROR) {
 		s->want_scontext = false;
 		gap(d, s, "trace lost (Error message)", m->offset);
@@ -2195,6 +2216,20 @@ run_fuse(struct nt_decoder *d, struct run *a, struct run *b)
 	a->chain = at;
 }
 
+/* A run's events to the caller's callback. */
+static inline void run_hand(struct nt_decoder *d, const struct nt_event *ev,
+			    unsigned int nev)
+{
+	const struct nt_event *end = ev + nev;
+
+	if (d->batch_fn) {
+		d->batch_fn(d->batch_ctx, ev, nev);
+		return;
+	}
+	for (; ev < end; ev++)
+		d->fn(d->ctx, ev);
+}
+
 /*
  * Take the messages at p (avail bytes, the first at stream offset off)
  * that the cache knows, until one it does not: what decode_msg() would
@@ -2320,14 +2355,7 @@ size_t run_take(struct nt_decoder *d, const uint8_t *p, size_t avail,
 		ev[3].offset = off + done + run_event_off(e, 3);
 		for (i = 4; i < e->nev; i++)
 			ev[i].offset = off + done + run_event_off(e, i);
-		if (d->batch_fn) {
-			d->batch_fn(d->batch_ctx, ev, e->nev);
-		} else {
-			const struct nt_event *end = ev + e->nev;
-
-			for (; ev < end; ev++)
-				d->fn(d->ctx, ev);
-		}
+		run_hand(d, ev, e->nev);
 		/* the first time e comes right after such a run */
 		if (last && (last->flags & RUN_HEAD))
 			run_fuse(d, last, e);
@@ -2675,6 +2703,450 @@ static uint32_t record_end(struct nt_decoder *d, const struct nt_msg *m,
 	return at;
 }
 
+/* ---- by source ------------------------------------------------------- */
+
+/*
+ * cfg.by_source. A funnel interleaves its sources message by message,
+ * and a decoder that follows them in stream order mispredicts at every
+ * turn, on the turn and on the program's own branches, whose history
+ * the other source's messages scramble ("Where a funnel's time goes" in
+ * Documentation/ntrace/decoder.rst). So the parent reads where each
+ * message starts and which source sent it, copies each source's
+ * messages into a stream of that source's own and decodes it with a
+ * decoder of its own, one source after another, a window of the input
+ * at a time.
+ *
+ * The child decoders see only whole messages. A child's stream starts
+ * with an idle byte, so that offset 0 means "no message", as it does
+ * for the parent. Every offset a child's event carries is where one of
+ * the window's messages starts (event_init(), run_take()), and map says
+ * where that message starts in the parent's stream. Damage is the
+ * parent's: no source can be told from it, so every source
+ * resynchronises at it, as in stream order (decode_msg()).
+ */
+
+/* the most a child decodes at a time: map's offsets fit 32 bits */
+#define DEMUX_WINDOW		(1u << 20)
+/* longer than any whole message: see max_msg_bytes() */
+#define DEMUX_CARRY		(2 * NT_MAX_VENDOR_MSG_BYTES)
+/* room a message is copied into: whole words, see demux_route() */
+#define DEMUX_ROOM		(NT_MAX_VENDOR_MSG_BYTES + 8)
+#define DEMUX_BATCH		64
+/*
+ * Decoders, each about 700 KiB before its first window: the sources
+ * past the first fifteen share the last one, in stream order, so that
+ * a stream that names thousands cannot make thousands.
+ */
+#define DEMUX_PARTS		16
+
+struct src_part {
+	struct nt_decoder *dec;
+	struct nt_decoder *parent;
+	uint8_t *buf;		/* the window's messages */
+	/*
+	 * By a message's first byte in buf: its parent offset, from the
+	 * window's origin (struct demux). Only message starts are set.
+	 */
+	uint32_t *map;
+	size_t len, cap;
+	uint64_t win_sub;	/* child offset of buf[0] */
+	/* events given as they are: damage, whose offsets are the parent's */
+	bool raw;
+	bool dev_seen[NT_DEV__COUNT];
+	uint64_t dev_at[NT_DEV__COUNT];
+	/* the child's last_time_at, and the parent's offset for it */
+	uint64_t time_sub, time_at;
+};
+
+struct demux {
+	struct nt_reader *rd;
+	struct nt_span spans[DEMUX_BATCH];
+	struct src_part *parts[MAX_SRC];	/* by source */
+	/* each part's first source, ascending: each part once */
+	uint16_t order[DEMUX_PARTS];
+	unsigned int nparts;
+	struct src_part *spill;		/* the last part made */
+	/* the parent's own: damage, and the bytes it was fed */
+	struct nt_decoder_stats own;
+	uint64_t fed;		/* parent offset of the next byte */
+	/* parent offset map is kept from: DEMUX_CARRY before the window */
+	uint64_t origin;
+	/* the last bytes before the window, for a message they begin */
+	uint8_t carry[DEMUX_CARRY];
+	size_t carry_len;
+};
+
+static uint64_t part_offset(const struct src_part *p, uint64_t off)
+{
+	uint64_t i = off - p->win_sub;
+
+	/* 0 is no message; an offset outside the window cannot happen */
+	if (!off || i >= p->len)
+		return off;
+	return p->parent->dm->origin + p->map[i];
+}
+
+/*
+ * A child's events, from a decoder made for batches: a run the run
+ * cache took comes in one call, any other event alone. They are in
+ * memory the child writes, so their offsets are made the parent's
+ * where they are, which costs less than a copy of each event. A run's
+ * offsets are written anew each time run_take() hands it over; a lone
+ * event's may be handed over again (a walk's INSNS event, reused), so
+ * its offset is put back.
+ */
+static void part_events(void *ctx, const struct nt_event *evs, size_t n)
+{
+	struct src_part *p = ctx;
+	struct nt_event *e = (struct nt_event *)evs;
+	uint64_t off = e->offset;
+	size_t i;
+
+	if (p->raw) {
+		run_hand(p->parent, evs, n);
+		return;
+	}
+	for (i = 0; i < n; i++)
+		e[i].offset = part_offset(p, e[i].offset);
+	run_hand(p->parent, e, n);
+	if (n == 1)
+		e->offset = off;
+}
+
+static void part_free(struct src_part *p)
+{
+	nt_decoder_free(p->dec);
+	free(p->buf);
+	free(p->map);
+	free(p);
+}
+
+static struct src_part *part_new(struct nt_decoder *d, unsigned int src)
+{
+	static const uint8_t idle = 0xff;
+	struct demux *dm = d->dm;
+	struct nt_decoder_cfg cfg = d->cfg;
+	struct src_part *p;
+	const char *err;
+	unsigned int i;
+
+	if (dm->nparts == DEMUX_PARTS) {
+		/* the last part made takes every source from here on */
+		dm->parts[src] = dm->spill;
+		return dm->spill;
+	}
+	p = calloc(1, sizeof(*p));
+	if (!p)
+		return NULL;
+	cfg.by_source = false;
+	p->parent = d;
+	p->dec = nt_decoder_new_batch(&cfg, part_events, p, &err);
+	if (!p->dec) {
+		free(p);
+		return NULL;
+	}
+	for (i = 0; i < d->nimgs; i++)
+		nt_decoder_add_image(p->dec, d->imgs[i].img, d->imgs[i].any,
+				     d->imgs[i].ctx);
+	nt_decoder_feed(p->dec, &idle, 1);
+	p->win_sub = 1;
+	dm->parts[src] = p;
+	for (i = dm->nparts++; i && dm->order[i - 1] > src; i--)
+		dm->order[i] = dm->order[i - 1];
+	dm->order[i] = (uint16_t)src;
+	dm->spill = p;
+	return p;
+}
+
+/* Room for one more message of the window in p, DEMUX_ROOM bytes. */
+static bool part_room(struct src_part *p)
+{
+	size_t cap = p->cap ? 2 * p->cap : 4096;
+	uint8_t *buf;
+	uint32_t *map;
+
+	if (cap > DEMUX_WINDOW + DEMUX_CARRY + DEMUX_ROOM)
+		cap = DEMUX_WINDOW + DEMUX_CARRY + DEMUX_ROOM;
+	if (p->len + DEMUX_ROOM > cap)
+		return false;
+	buf = realloc(p->buf, cap);
+	if (!buf)
+		return false;
+	p->buf = buf;
+	map = realloc(p->map, cap * sizeof(*map));
+	if (!map)
+		return false;
+	p->map = map;
+	p->cap = cap;
+	return true;
+}
+
+/*
+ * A damaged message: the sources' events before it go first, then each
+ * synchronised source's gap, as decode_msg() gives them in stream order.
+ */
+static void demux_damage(struct nt_decoder *d, const struct nt_msg *m,
+			 const char *why, uint64_t at);
+
+/*
+ * The message of size bytes at parent offset off from source src, of the
+ * window at parent offset base (len bytes at data): copied for its
+ * source.
+ */
+static inline __attribute__((always_inline))
+void demux_route(struct nt_decoder *d, uint64_t off,
+			       uint32_t size, unsigned int src,
+			       const uint8_t *data, size_t len, uint64_t base)
+{
+	struct demux *dm = d->dm;
+	struct src_part *p = dm->parts[src];
+	uint64_t at = off - base;
+	uint8_t *to;
+	size_t i;
+
+	if (!p || p->len + DEMUX_ROOM > p->cap) {
+		if (!p)
+			p = part_new(d, src);
+		if (!p || (p->len + DEMUX_ROOM > p->cap && !part_room(p))) {
+			struct nt_msg m = { .offset = off, .size = size,
+					    .src = (uint16_t)src };
+
+			/* its source must not go on as if it had it */
+			demux_damage(d, &m, "out of memory", off);
+			return;
+		}
+	}
+	to = p->buf + p->len;
+	p->map[p->len] = (uint32_t)(off - dm->origin);
+	if (off >= base && at + 8 <= len && size <= 8) {
+		/* most: one word, what follows is overwritten next */
+		memcpy(to, data + at, 8);
+	} else if (off >= base) {
+		memcpy(to, data + at, size);
+	} else {
+		/* it began before the window: see demux_keep() */
+		for (i = 0; i < size; i++) {
+			uint64_t o = off + i;
+
+			to[i] = o >= base ? data[o - base] :
+				dm->carry[DEMUX_CARRY - (base - o)];
+		}
+	}
+	p->len += size;
+}
+
+/* Hand each source's messages to its decoder, in SRC order. */
+static void demux_flush(struct nt_decoder *d)
+{
+	struct demux *dm = d->dm;
+	unsigned int i, k;
+
+	for (i = 0; i < dm->nparts; i++) {
+		struct src_part *p = dm->parts[dm->order[i]];
+		const struct nt_decoder_stats *st;
+
+		if (!p->len)
+			continue;
+		nt_decoder_feed(p->dec, p->buf, p->len);
+		/* the first of each deviation, while map can place it */
+		st = nt_decoder_stats(p->dec);
+		for (k = 0; k < NT_DEV__COUNT; k++) {
+			if (st->deviations[k] && !p->dev_seen[k]) {
+				p->dev_seen[k] = true;
+				p->dev_at[k] = part_offset(p,
+							   st->deviation_at[k]);
+			}
+		}
+		if (p->dec->last_time_at != p->time_sub) {
+			p->time_sub = p->dec->last_time_at;
+			p->time_at = part_offset(p, p->time_sub);
+		}
+		p->win_sub += p->len;
+		p->len = 0;
+	}
+}
+
+static void demux_damage(struct nt_decoder *d, const struct nt_msg *m,
+			 const char *why, uint64_t at)
+{
+	struct demux *dm = d->dm;
+	unsigned int j, n = 0;
+
+	demux_flush(d);
+	dm->own.msgs++;
+	dm->own.errors++;
+	/* in SRC order, as decode_msg() */
+	for (j = 0; dm->nparts && j < MAX_SRC; j++) {
+		struct src_part *p = dm->parts[j];
+		struct src_dec *s = p ? p->dec->srcs[j] : NULL;
+
+		if (s && s->synced) {
+			p->raw = true;
+			p->dec->msg = m;
+			gap(p->dec, s, why, at);
+			p->dec->msg = NULL;
+			p->raw = false;
+			n++;
+		}
+	}
+	if (!n) {
+		d->msg = m;
+		gap(d, NULL, why, at);
+		dm->own.gaps++;
+		d->msg = NULL;
+	}
+}
+
+static void demux_stats(struct nt_decoder *d)
+{
+	struct demux *dm = d->dm;
+	struct nt_decoder_stats *t = &d->st;
+	uint64_t time_at = 0;
+	unsigned int i, k;
+
+	*t = dm->own;
+	t->bytes = dm->fed;
+	for (i = 0; i < dm->nparts; i++) {
+		const struct src_part *p = dm->parts[dm->order[i]];
+		const struct nt_decoder_stats *s = nt_decoder_stats(p->dec);
+
+		t->msgs += s->msgs;
+		t->insns += s->insns;
+		t->halfwords += s->halfwords;
+		t->transfers += s->transfers;
+		t->traps += s->traps;
+		t->syncs += s->syncs;
+		t->gaps += s->gaps;
+		t->errors += s->errors;
+		t->skipped_msgs += s->skipped_msgs;
+		t->cached_msgs += s->cached_msgs;
+		t->chained_msgs += s->chained_msgs;
+		/* the time of the last message with one, in stream order */
+		if (p->time_sub && p->time_at >= time_at) {
+			time_at = p->time_at;
+			t->last_time = s->last_time;
+		}
+		for (k = 0; k < NT_DEV__COUNT; k++) {
+			if (!s->deviations[k])
+				continue;
+			if (!t->deviations[k] ||
+			    p->dev_at[k] < t->deviation_at[k])
+				t->deviation_at[k] = p->dev_at[k];
+			t->deviations[k] += s->deviations[k];
+		}
+	}
+}
+
+/* The reader's records of the window, routed, damage where it falls. */
+static void demux_take(struct nt_decoder *d, const uint8_t *data, size_t len,
+		       uint64_t base)
+{
+	struct demux *dm = d->dm;
+	struct nt_msg m;
+	size_t n, i;
+
+	dm->origin = base - DEMUX_CARRY;
+	for (;;) {
+		n = nt_reader_skim(dm->rd, dm->spans, DEMUX_BATCH);
+		for (i = 0; i < n; i++)
+			demux_route(d, dm->spans[i].offset, dm->spans[i].size,
+				    dm->spans[i].src, data, len, base);
+		if (n == DEMUX_BATCH)
+			continue;
+		if (!nt_reader_next(dm->rd, &m))
+			break;
+		if (m.err && m.err != NT_ERR_UNKNOWN_TCODE)
+			demux_damage(d, &m, nt_err_name(m.err), m.err_at);
+		else
+			demux_route(d, m.offset, m.size, m.src, data, len,
+				    base);
+	}
+	demux_flush(d);
+}
+
+/*
+ * Keep the window's last bytes: the message the reader holds unfinished
+ * began within DEMUX_CARRY bytes of the end, or it is damage, whose
+ * bytes no one needs.
+ */
+static void demux_keep(struct demux *dm, const uint8_t *data, size_t len)
+{
+	if (len >= DEMUX_CARRY) {
+		memcpy(dm->carry, data + len - DEMUX_CARRY, DEMUX_CARRY);
+	} else {
+		memmove(dm->carry, dm->carry + len, DEMUX_CARRY - len);
+		memcpy(dm->carry + DEMUX_CARRY - len, data, len);
+	}
+}
+
+static void demux_feed(struct nt_decoder *d, const uint8_t *data, size_t len)
+{
+	struct demux *dm = d->dm;
+
+	while (len) {
+		size_t n = len < DEMUX_WINDOW ? len : DEMUX_WINDOW;
+		uint64_t base = dm->fed;
+
+		nt_reader_feed(dm->rd, data, n);
+		dm->fed += n;
+		demux_take(d, data, n, base);
+		demux_keep(dm, data, n);
+		data += n;
+		len -= n;
+	}
+	demux_stats(d);
+}
+
+static void demux_finish(struct nt_decoder *d)
+{
+	struct demux *dm = d->dm;
+	unsigned int i;
+
+	nt_reader_finish(dm->rd);
+	demux_take(d, NULL, 0, dm->fed);
+	for (i = 0; i < dm->nparts; i++)
+		nt_decoder_finish(dm->parts[dm->order[i]]->dec);
+	demux_stats(d);
+}
+
+static struct demux *demux_new(const struct nt_decoder_cfg *cfg)
+{
+	struct demux *dm = calloc(1, sizeof(*dm));
+
+	if (!dm)
+		return NULL;
+	dm->rd = nt_reader_new(&cfg->stream);
+	if (!dm->rd) {
+		free(dm);
+		return NULL;
+	}
+	return dm;
+}
+
+static int demux_add_image(struct demux *dm, const struct nt_image *img,
+			   bool any_context, uint64_t context)
+{
+	unsigned int i;
+
+	for (i = 0; i < dm->nparts; i++)
+		if (nt_decoder_add_image(dm->parts[dm->order[i]]->dec, img,
+					 any_context, context))
+			return -1;
+	return 0;
+}
+
+static void demux_free(struct demux *dm)
+{
+	unsigned int i;
+
+	if (!dm)
+		return;
+	for (i = 0; i < dm->nparts; i++)
+		part_free(dm->parts[dm->order[i]]);
+	nt_reader_free(dm->rd);
+	free(dm);
+}
+
 void nt_decoder_feed(struct nt_decoder *d, const uint8_t *data, size_t len)
 {
 	struct run_start rs;
@@ -2683,6 +3155,10 @@ void nt_decoder_feed(struct nt_decoder *d, const uint8_t *data, size_t len)
 	uint32_t at;
 	bool rec;
 
+	if (d->dm) {
+		demux_feed(d, data, len);
+		return;
+	}
 	d->st.bytes += len;
 	nt_reader_feed(d->rd, data, len);
 	if (!d->run_on) {
@@ -2736,6 +3212,10 @@ void nt_decoder_finish(struct nt_decoder *d)
 {
 	struct nt_msg m;
 
+	if (d->dm) {
+		demux_finish(d);
+		return;
+	}
 	nt_reader_finish(d->rd);
 	run_links_reset(d);
 	while (nt_reader_next(d->rd, &m)) {

@@ -9,7 +9,8 @@
  * whose top bit says whether the image is all the code there is.
  * The decoder must not crash, hang or leak, and its events must be
  * consistent: instruction runs inside the image, counts that add up,
- * and the same, event for event, without the run cache (decoded whole).
+ * and the same, event for event, without the run cache (decoded whole),
+ * and, source by source, when decoded by source (cfg.by_source).
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -41,7 +42,10 @@ int LLVMFuzzerInitialize(int *argc, char ***argv)
 struct check {
 	uint64_t insns;
 	uint64_t hash;		/* of every event, in order */
+	uint64_t *src_hash;	/* of each source's events, or NULL */
 };
+
+#define MAX_SRC (1u << NT_MAX_SRC_BITS)
 
 static uint64_t mix(uint64_t h, uint64_t v)
 {
@@ -73,12 +77,41 @@ static void hash_event(void *ctx, const struct nt_event *ev)
 	c->hash = event_hash(c->hash, ev);
 }
 
+static void hash_src_event(void *ctx, const struct nt_event *ev)
+{
+	struct check *c = ctx;
+
+	c->src_hash[ev->src] = event_hash(c->src_hash[ev->src], ev);
+	if (ev->kind == NT_EV_INSNS)
+		c->insns += ev->ninsn;
+}
+
+/* Feed data to d in chunks, each a copy: ASan sees a read past one. */
+static void feed_chunks(struct nt_decoder *d, const uint8_t *data,
+			size_t size, size_t chunk)
+{
+	size_t pos = 0;
+
+	while (pos < size) {
+		size_t n = size - pos < chunk ? size - pos : chunk;
+		uint8_t *copy = malloc(n);
+
+		memcpy(copy, data + pos, n);
+		nt_decoder_feed(d, copy, n);
+		free(copy);
+		pos += n;
+	}
+	nt_decoder_finish(d);
+}
+
 static void on_event(void *ctx, const struct nt_event *ev)
 {
 	struct check *c = ctx;
 	size_t avail;
 
 	c->hash = event_hash(c->hash, ev);
+	if (c->src_hash)
+		c->src_hash[ev->src] = event_hash(c->src_hash[ev->src], ev);
 	if (ev->kind != NT_EV_INSNS)
 		return;
 	/* every instruction of the run lies in the image it came from */
@@ -93,11 +126,12 @@ static void on_event(void *ctx, const struct nt_event *ev)
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
+	static uint64_t order_hash[MAX_SRC], by_src_hash[MAX_SRC];
 	struct nt_decoder_cfg cfg;
 	struct nt_decoder *d;
 	struct check c = { 0 };
 	const char *err = NULL;
-	size_t pos = 2, chunk;
+	size_t chunk;
 
 	if (size < 2)
 		return 0;
@@ -115,24 +149,40 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	chunk = 1 + data[1] % 64;
 	cfg.images_complete = data[1] & 128;
 
+	if (cfg.stream.src_bits) {
+		memset(order_hash, 0, sizeof(order_hash));
+		c.src_hash = order_hash;
+	}
 	d = nt_decoder_new(&cfg, on_event, &c, &err);
 	if (!d)
 		abort();
 	nt_decoder_add_image(d, img, true, 0);
-	while (pos < size) {
-		size_t n = size - pos < chunk ? size - pos : chunk;
-		uint8_t *copy = malloc(n);
-
-		/* its own allocation: ASan sees any read past the chunk */
-		memcpy(copy, data + pos, n);
-		nt_decoder_feed(d, copy, n);
-		free(copy);
-		pos += n;
-	}
-	nt_decoder_finish(d);
+	feed_chunks(d, data + 2, size - 2, chunk);
 	if (nt_decoder_stats(d)->insns != c.insns)
 		abort();
 	nt_decoder_free(d);
+
+	/* by source: each source's events as in stream order */
+	if (cfg.stream.src_bits) {
+		struct check b = { .src_hash = by_src_hash };
+
+		memset(by_src_hash, 0, sizeof(by_src_hash));
+		cfg.by_source = true;
+		d = nt_decoder_new(&cfg, hash_src_event, &b, &err);
+		if (!d)
+			abort();
+		nt_decoder_add_image(d, img, true, 0);
+		feed_chunks(d, data + 2, size - 2, 1 + chunk * 37 % 4096);
+		if (nt_decoder_stats(d)->insns != b.insns ||
+		    b.insns != c.insns ||
+		    memcmp(order_hash, by_src_hash, sizeof(order_hash))) {
+			fprintf(stderr, "fuzz_decode: decoded by source, the "
+				"events differ\n");
+			abort();
+		}
+		nt_decoder_free(d);
+		cfg.by_source = false;
+	}
 
 	/* the general path alone: the run cache must change nothing */
 	{

@@ -921,6 +921,231 @@ static void run_cache_sources(struct prog *p)
 	}
 }
 
+/* Event i of a log, for a sort by source that keeps each one's order. */
+struct src_at {
+	uint16_t src;
+	size_t i;
+};
+
+static int src_at_cmp(const void *a, const void *b)
+{
+	const struct src_at *x = a, *y = b;
+
+	if (x->src != y->src)
+		return x->src < y->src ? -1 : 1;
+	return x->i < y->i ? -1 : x->i > y->i;
+}
+
+static struct src_at *by_src(const struct evlog *l)
+{
+	struct src_at *s = malloc((l->n + 1) * sizeof(*s));
+	size_t i;
+
+	if (!s)
+		abort();
+	for (i = 0; i < l->n; i++) {
+		s[i].src = l->ev[i].src;
+		s[i].i = i;
+	}
+	qsort(s, l->n, sizeof(*s), src_at_cmp);
+	return s;
+}
+
+/*
+ * cfg.by_source against stream order, on two sources through a funnel
+ * (SRC 2 bits and 12), clean and damaged, fed whole and in pieces,
+ * singly and in batches: each source's events, field for field and in
+ * order, and the statistics, the same. A clean trace fed at once comes
+ * out one source after the other.
+ */
+static void by_source_same(struct prog *p)
+{
+	static const unsigned int sets[] = { 0, 2, 5, 7, 8 };
+	uint64_t state = 0x6a09e667f3bcc909ull;
+	size_t k;
+
+	for (k = 0; k < sizeof(sets) / sizeof(sets[0]); k++) {
+		const struct option_set *os = &option_sets[sets[k]];
+		unsigned int bits = k % 2 ? NT_MAX_SRC_BITS : 2;
+		uint16_t ids[2] = { k % 2 ? 0x8c1 : 1, k % 2 ? 0x3c1 : 2 };
+		unsigned int trial, differ = 0, trials = 10, j;
+		size_t len[2], flen, events = 0, gaps = 0, i;
+		bool grouped = false;
+		struct nt_encoder_cfg ecfg[2];
+		uint8_t *buf[2], *mixed = NULL, *bad = NULL;
+
+		for (j = 0; j < 2; j++) {
+			nt_encoder_cfg_default(&ecfg[j]);
+			os->apply(&ecfg[j]);
+			ecfg[j].stream.src_bits = (uint8_t)bits;
+			ecfg[j].src_id = ids[j];
+			buf[j] = prog_encode(p, &ecfg[j], &len[j]);
+		}
+		if (buf[0] && buf[1])
+			mixed = funnel(buf[0], len[0], buf[1], len[1], &state,
+				       &flen);
+		if (mixed)
+			bad = malloc(flen + 16);
+		for (trial = 0; bad && trial < trials; trial++) {
+			struct nt_decoder_stats st[2];
+			struct evlog log[2] = { { 0 }, { 0 } };
+			struct nt_decoder_cfg dc;
+			struct src_at *s[2];
+			size_t blen = flen, chunk;
+			long shift;
+			bool same;
+
+			nt_decoder_cfg_default(&dc);
+			dc.stream = ecfg[0].stream;
+			dc.all_jumps = ecfg[0].all_jumps;
+			dc.mode = ecfg[0].mode;
+			dc.ir_depth = trial % 3 == 2 ? 2 : 0;
+			dc.max_icnt = 1u << 20;
+			dc.max_repeat = 1u << 20;
+			dc.run_cache = trial % 5 != 4;
+			if (trial >= 2) {
+				int kind = (int)(xorshift64(&state) % 3);
+				size_t at = 8 + xorshift64(&state) % (flen - 16);
+
+				blen = damage(mixed, flen, bad, kind, at, &shift,
+					      &state);
+			} else {
+				memcpy(bad, mixed, flen);
+			}
+			chunk = trial % 2 ? 1 + xorshift64(&state) % 4096 : 0;
+			log_decode(&dc, dc.run_cache, false, p->img, bad, blen,
+				   0, &log[0], &st[0]);
+			dc.by_source = true;
+			log_decode(&dc, dc.run_cache, trial % 4 == 1, p->img,
+				   bad, blen, chunk, &log[1], &st[1]);
+			s[0] = by_src(&log[0]);
+			s[1] = by_src(&log[1]);
+			same = log[0].n == log[1].n && same_stats(&st[0], &st[1]);
+			for (i = 0; same && i < log[0].n; i++)
+				same = s[0][i].src == s[1][i].src &&
+				       same_event(&log[0].ev[s[0][i].i],
+						  &log[1].ev[s[1][i].i]);
+			if (!same && !differ++)
+				tap_diag("%s: trial %u: %zu and %zu events, "
+					 "%" PRIu64 " and %" PRIu64 " gaps, "
+					 "first difference by source #%zu",
+					 os->name, trial, log[0].n, log[1].n,
+					 st[0].gaps, st[1].gaps,
+					 i ? i - 1 : 0);
+			/* at once, clean: source 1's events, then source 2's */
+			if (trial == 0) {
+				for (i = 1; i < log[1].n; i++)
+					if (log[1].ev[i].src <
+					    log[1].ev[i - 1].src)
+						break;
+				grouped = log[1].n && i == log[1].n &&
+					  log[1].ev[0].src != log[1].ev[i - 1].src;
+			}
+			events += log[0].n;
+			gaps += st[0].gaps;
+			free(s[0]);
+			free(s[1]);
+			free(log[0].ev);
+			free(log[1].ev);
+		}
+		tap_ok(bad && !differ && grouped,
+		       "%s %s, two sources through a funnel (SRC %u bits): "
+		       "decoded by source, each source's events are those of "
+		       "stream order (%zu events, %zu gaps in %u traces; "
+		       "%u differ)", p->name, os->name, bits, events, gaps,
+		       trials, differ);
+		free(bad);
+		free(mixed);
+		free(buf[0]);
+		free(buf[1]);
+	}
+}
+
+/*
+ * More sources than a by-source decoder makes decoders for: twenty
+ * through one funnel (SRC 5 bits), the last five sharing one decoder
+ * in stream order, clean and damaged, each source's events as in
+ * stream order.
+ */
+static void by_source_many(struct prog *p)
+{
+	uint64_t state = 0xbb67ae8584caa73bull;
+	struct nt_encoder_cfg ecfg;
+	uint8_t *mixed = NULL, *bad = NULL;
+	size_t flen = 0, events = 0, i;
+	unsigned int j, trial, differ = 0, srcs = 0;
+
+	for (j = 0; j < 20; j++) {
+		uint8_t *one, *both;
+		size_t len, blen;
+
+		nt_encoder_cfg_default(&ecfg);
+		os_btm(&ecfg);
+		ecfg.stream.src_bits = 5;
+		ecfg.src_id = (uint16_t)(j * 7 % 32);
+		one = prog_encode(p, &ecfg, &len);
+		if (!one)
+			break;
+		both = mixed ? funnel(mixed, flen, one, len, &state, &blen) :
+			       one;
+		if (both != one)
+			free(one);
+		free(mixed);
+		mixed = both;
+		flen = mixed ? (both == one ? len : blen) : 0;
+		if (!mixed)
+			break;
+	}
+	if (mixed && j == 20)
+		bad = malloc(flen + 16);
+	for (trial = 0; bad && trial < 4; trial++) {
+		struct nt_decoder_stats st[2];
+		struct evlog log[2] = { { 0 }, { 0 } };
+		struct nt_decoder_cfg dc;
+		struct src_at *s[2];
+		size_t blen = flen;
+		long shift;
+		bool same;
+
+		nt_decoder_cfg_default(&dc);
+		dc.stream = ecfg.stream;
+		dc.mode = ecfg.mode;
+		if (trial >= 2)
+			blen = damage(mixed, flen, bad, (int)trial % 3,
+				      8 + xorshift64(&state) % (flen - 16),
+				      &shift, &state);
+		else
+			memcpy(bad, mixed, flen);
+		log_decode(&dc, true, false, p->img, bad, blen, 0, &log[0],
+			   &st[0]);
+		dc.by_source = true;
+		log_decode(&dc, true, trial & 1, p->img, bad, blen,
+			   trial & 1 ? 3000 : 0, &log[1], &st[1]);
+		s[0] = by_src(&log[0]);
+		s[1] = by_src(&log[1]);
+		same = log[0].n == log[1].n && same_stats(&st[0], &st[1]);
+		for (i = 0; same && i < log[0].n; i++)
+			same = s[0][i].src == s[1][i].src &&
+			       same_event(&log[0].ev[s[0][i].i],
+					  &log[1].ev[s[1][i].i]);
+		for (i = 1; trial == 0 && i < log[0].n; i++)
+			srcs += s[0][i].src != s[0][i - 1].src;
+		differ += !same;
+		events += log[0].n;
+		free(s[0]);
+		free(s[1]);
+		free(log[0].ev);
+		free(log[1].ev);
+	}
+	tap_ok(bad && !differ && srcs + 1 >= 20,
+	       "%s: twenty sources through a funnel, decoded by source: each "
+	       "source's events are those of stream order (%zu events, %u "
+	       "sources, %u of 4 traces differ)", p->name, events, srcs + 1,
+	       differ);
+	free(bad);
+	free(mixed);
+}
+
 /*
  * The PC list through the writers' batch entry, nt_out_events(), from
  * a decoder made for batches with its run cache: the same text as one
@@ -2804,6 +3029,9 @@ int main(int argc, char **argv)
 		damage_tests(&p);
 		run_cache_same(&p);
 		run_cache_sources(&p);
+		by_source_same(&p);
+		if (i == 0)
+			by_source_many(&p);
 		batch_writer_same(&p);
 		census_prog(&p, &cs);
 		prog_free(&p);

@@ -228,6 +228,36 @@ grep -q -- '--src 7 needs --src-bits of at least 3' "$tmp/err"
 ok $? "decode --src 7 on a trace without SRC: usage error"
 status 0 "$nt" decode --elf "$progs/rle" --src 7 --src-bits 3 "$tmp/empty.nt" --format pcs
 ok $? "decode --src 7 with --src-bits 3 accepted"
+# --by-source: source 1's trace, then source 0's, in one stream
+for s in 0 1; do
+	status 0 "$nt" encode --elf "$progs/rle" --pc-trace "$progs/rle.pcs" \
+		--src-bits 1 --src-id $s -o "$tmp/s$s.nt"
+	ok $? "encode rle as SRC $s"
+	status 0 "$nt" decode --elf "$progs/rle" --src-bits 1 --src $s \
+		"$tmp/s$s.nt" --format pcs -o "$tmp/s$s.pcs"
+	ok $? "decode SRC $s alone"
+done
+cat "$tmp/s1.nt" "$tmp/s0.nt" >"$tmp/s10.nt"
+status 0 "$nt" decode --elf "$progs/rle" --src-bits 1 "$tmp/s10.nt" \
+	--format pcs -o "$tmp/order.pcs" --stats
+ok $? "decode two sources in stream order"
+cp "$tmp/err" "$tmp/order.err"
+status 0 "$nt" decode --elf "$progs/rle" --src-bits 1 --by-source \
+	"$tmp/s10.nt" --format pcs -o "$tmp/by.pcs" --stats
+ok $? "decode two sources --by-source"
+cat "$tmp/s1.pcs" "$tmp/s0.pcs" | cmp -s - "$tmp/order.pcs"
+ok $? "in stream order, source 1's PCs come first"
+cat "$tmp/s0.pcs" "$tmp/s1.pcs" | cmp -s - "$tmp/by.pcs"
+ok $? "--by-source: source 0's PCs, then source 1's"
+diff <(grep -v '^decode time\|^run cache' "$tmp/order.err") \
+	<(grep -v '^decode time\|^run cache' "$tmp/err") >/dev/null
+ok $? "--by-source: the same --stats"
+status 2 "$nt" decode --elf "$progs/rle" --by-source "$tmp/s10.nt" --format pcs
+grep -q -- '--by-source needs --src-bits' "$tmp/err"
+ok $? "--by-source without SRC: usage error"
+status 2 "$nt" decode --elf "$progs/rle" --src-bits 1 --src 0 --by-source \
+	"$tmp/s10.nt" --format pcs
+ok $? "--by-source with --src: usage error"
 mkdir -p "$tmp/at@dir"
 cp "$progs/recursion" "$tmp/at@dir/prog@v2"
 status 0 "$nt" encode --elf "$tmp/at@dir/prog@v2" --pc-trace "$progs/recursion.pcs" \

@@ -14,7 +14,8 @@
  * decoder's own memory: it is measured on the full trace and on a tenth
  * of it to show that it does not grow with the trace. Rows: events only
  * (a counting callback per event), the same in batches
- * (nt_decoder_new_batch()), events only without the run cache (the
+ * (nt_decoder_new_batch()), for traces with SRC both again decoded by
+ * source (cfg.by_source), events only without the run cache (the
  * general path alone, for comparison), with the PC-list writer to
  * /dev/null, the message reader alone, a record at a time and in
  * batches of 64 (nt_reader_next_batch()), and the baseline, a sum of every
@@ -148,8 +149,8 @@ static char *make_trace(const struct prog *p, const struct nt_encoder_cfg *cfg,
 }
 
 enum run_kind {
-	RUN_EVENTS, RUN_BATCH, RUN_NO_CACHE, RUN_PCS, RUN_READER,
-	RUN_READER_BATCH, RUN_SUM,
+	RUN_EVENTS, RUN_BATCH, RUN_BY_SOURCE, RUN_BY_SOURCE_BATCH,
+	RUN_NO_CACHE, RUN_PCS, RUN_READER, RUN_READER_BATCH, RUN_SUM,
 	RUN__COUNT
 };
 
@@ -198,9 +199,11 @@ static struct result run_child(const struct nt_stream_cfg *stream,
 		} else if (kind == RUN_PCS) {
 			o = nt_out_new(&ocfg, null);
 			d = nt_decoder_new(&cfg, nt_out_event, o, &err);
-		} else if (kind == RUN_BATCH) {
+		} else if (kind == RUN_BATCH || kind == RUN_BY_SOURCE_BATCH) {
+			cfg.by_source = kind == RUN_BY_SOURCE_BATCH;
 			d = nt_decoder_new_batch(&cfg, count_events, NULL, &err);
 		} else {
+			cfg.by_source = kind == RUN_BY_SOURCE;
 			cfg.run_cache = kind != RUN_NO_CACHE;
 			d = nt_decoder_new(&cfg, count_event, NULL, &err);
 		}
@@ -298,26 +301,34 @@ static void print_row(const char *set, const char *run, double insns,
 	       r->ok == 1 ? "" : "  DECODE ERRORS");
 }
 
+/* The rows of cfg.by_source: for traces with SRC. */
+static bool by_source_run(int run)
+{
+	return run == RUN_BY_SOURCE || run == RUN_BY_SOURCE_BATCH;
+}
+
 /* All rows for one trace file of bytes bytes. */
 static void bench_trace(const char *set, const struct nt_stream_cfg *stream,
 			const struct prog *p, const char *path, size_t bytes,
 			unsigned long reps)
 {
 	static const char *const names[RUN__COUNT] = {
-		"events", "batch", "no-cache", "pcs", "reader",
-		"reader-batch", "byte-sum",
+		"events", "batch", "by-source", "by-src-batch", "no-cache",
+		"pcs", "reader", "reader-batch", "byte-sum",
 	};
 	struct result res[RUN__COUNT], tenth;
 	double base_mbs;
 	int run;
 
 	for (run = RUN_EVENTS; run <= RUN_SUM; run++)
-		res[run] = best_of(reps, stream, p, path, bytes, run);
+		if (stream->src_bits || !by_source_run(run))
+			res[run] = best_of(reps, stream, p, path, bytes, run);
 	base_mbs = (double)bytes / 1e6 / res[RUN_SUM].secs;
 	for (run = RUN_EVENTS; run <= RUN_SUM; run++)
-		print_row(set, names[run], run < RUN_READER ?
-			  (double)res[run].insns : 0.0, bytes, &res[run],
-			  base_mbs);
+		if (stream->src_bits || !by_source_run(run))
+			print_row(set, names[run], run < RUN_READER ?
+				  (double)res[run].insns : 0.0, bytes,
+				  &res[run], base_mbs);
 	/*
 	 * The same decoder on a tenth of the trace: cut inside a message,
 	 * whose gap at the end is no decoding error.

@@ -2773,7 +2773,6 @@ struct demux {
 	uint64_t origin;
 	/* the last bytes before the window, for a message they begin */
 	uint8_t carry[DEMUX_CARRY];
-	size_t carry_len;
 };
 
 static uint64_t part_offset(const struct src_part *p, uint64_t off)
@@ -2894,9 +2893,9 @@ static void demux_damage(struct nt_decoder *d, const struct nt_msg *m,
  * source.
  */
 static inline __attribute__((always_inline))
-void demux_route(struct nt_decoder *d, uint64_t off,
-			       uint32_t size, unsigned int src,
-			       const uint8_t *data, size_t len, uint64_t base)
+void demux_route(struct nt_decoder *d, uint64_t off, uint32_t size,
+		 unsigned int src, const uint8_t *data, size_t len,
+		 uint64_t base)
 {
 	struct demux *dm = d->dm;
 	struct src_part *p = dm->parts[src];
@@ -2923,7 +2922,7 @@ void demux_route(struct nt_decoder *d, uint64_t off,
 		memcpy(to, data + at, 8);
 	} else if (off >= base) {
 		memcpy(to, data + at, size);
-	} else {
+	} else if (base - off <= DEMUX_CARRY) {
 		/* it began before the window: see demux_keep() */
 		for (i = 0; i < size; i++) {
 			uint64_t o = off + i;
@@ -2931,6 +2930,12 @@ void demux_route(struct nt_decoder *d, uint64_t off,
 			to[i] = o >= base ? data[o - base] :
 				dm->carry[DEMUX_CARRY - (base - o)];
 		}
+	} else {
+		/* a reader that held a whole message this long: lost */
+		demux_damage(d, &(struct nt_msg){ .offset = off, .size = size,
+						  .src = (uint16_t)src },
+			     "message lost splitting the sources", off);
+		return;
 	}
 	p->len += size;
 }
@@ -3057,6 +3062,10 @@ static void demux_take(struct nt_decoder *d, const uint8_t *data, size_t len,
 			break;
 		if (m.err && m.err != NT_ERR_UNKNOWN_TCODE)
 			demux_damage(d, &m, nt_err_name(m.err), m.err_at);
+		else if (m.size > DEMUX_ROOM - 8)
+			/* no reader makes one: DEMUX_ROOM has no room for it */
+			demux_damage(d, &m, "message lost splitting the sources",
+				     m.offset);
 		else
 			demux_route(d, m.offset, m.size, m.src, data, len,
 				    base);

@@ -2799,14 +2799,22 @@ static void part_events(void *ctx, const struct nt_event *evs, size_t n)
 	struct src_part *p = ctx;
 	struct nt_event *e = (struct nt_event *)evs;
 	uint64_t off = e->offset;
-	size_t i;
+	/* locals: the stores to the events could change p's fields */
+	uint64_t win = p->win_sub, origin = p->parent->dm->origin;
+	const uint32_t *map = p->map;
+	size_t len = p->len, i;
 
 	if (p->raw) {
 		run_hand(p->parent, evs, n);
 		return;
 	}
-	for (i = 0; i < n; i++)
-		e[i].offset = part_offset(p, e[i].offset);
+	for (i = 0; i < n; i++) {
+		uint64_t k = e[i].offset - win;
+
+		/* as part_offset() */
+		if (e[i].offset && k < len)
+			e[i].offset = origin + map[k];
+	}
 	run_hand(p->parent, e, n);
 	if (n == 1)
 		e->offset = off;

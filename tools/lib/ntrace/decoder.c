@@ -274,7 +274,7 @@ struct nt_decoder {
 	uint64_t last_time_at;		/* offset of st.last_time's message */
 };
 
-static struct demux *demux_new(const struct nt_decoder_cfg *cfg);
+static struct demux *demux_new(struct nt_reader *rd);
 static void demux_free(struct demux *dm);
 static int demux_add_image(struct demux *dm, const struct nt_image *img,
 			   bool any_context, uint64_t context);
@@ -333,8 +333,8 @@ struct nt_decoder *nt_decoder_new(const struct nt_decoder_cfg *cfg,
 	d->rd = nt_reader_new(&cfg->stream);
 	d->slot_mask = (1u << 12) - 1;
 	d->slots = calloc(d->slot_mask + 1, sizeof(*d->slots));
-	if (cfg->by_source && cfg->stream.src_bits && cfg->src < 0) {
-		d->dm = demux_new(cfg);
+	if (d->rd && cfg->by_source && cfg->stream.src_bits && cfg->src < 0) {
+		d->dm = demux_new(d->rd);
 		if (!d->dm) {
 			nt_decoder_free(d);
 			*err = "out of memory";
@@ -2759,7 +2759,7 @@ struct src_part {
 };
 
 struct demux {
-	struct nt_reader *rd;
+	struct nt_reader *rd;		/* the parent's */
 	struct nt_span spans[DEMUX_BATCH];
 	struct src_part *parts[MAX_SRC];	/* by source */
 	/* each part's first source, ascending: each part once */
@@ -3126,17 +3126,13 @@ static void demux_finish(struct nt_decoder *d)
 	demux_stats(d);
 }
 
-static struct demux *demux_new(const struct nt_decoder_cfg *cfg)
+/* The split reads with rd, the parent's reader: the parent decodes nothing. */
+static struct demux *demux_new(struct nt_reader *rd)
 {
 	struct demux *dm = calloc(1, sizeof(*dm));
 
-	if (!dm)
-		return NULL;
-	dm->rd = nt_reader_new(&cfg->stream);
-	if (!dm->rd) {
-		free(dm);
-		return NULL;
-	}
+	if (dm)
+		dm->rd = rd;
 	return dm;
 }
 
@@ -3160,7 +3156,6 @@ static void demux_free(struct demux *dm)
 		return;
 	for (i = 0; i < dm->nparts; i++)
 		part_free(dm->parts[dm->order[i]]);
-	nt_reader_free(dm->rd);
 	free(dm);
 }
 

@@ -1690,6 +1690,16 @@ int nt_reader_next(struct nt_reader *r, struct nt_msg *m)
 	return reader_next_general(r, m);
 }
 
+/* Where the message memo e knows is, from stream offset off to end. */
+static inline __attribute__((always_inline))
+void memo_span(const struct memo *e, struct nt_span *s, uint64_t off,
+	       uint64_t end)
+{
+	s->offset = off;
+	s->size = (uint32_t)(end + 1 - off);
+	s->src = (uint16_t)memo_src_of(e);
+}
+
 /*
  * A stretch of messages the memo knows into m[0..max). Without SRC the
  * one source's address history and time are kept in locals: stores to
@@ -1702,10 +1712,15 @@ int nt_reader_next(struct nt_reader *r, struct nt_msg *m)
  *
  * The loop counts in stream offsets, which the records carry, and
  * reads the chunk at the offset less its base: one register for both.
+ *
+ * With spans (m NULL), where each message is and its SRC instead of
+ * its record, and the address histories and times stay as they were:
+ * nt_reader_skim().
  */
 static inline __attribute__((always_inline))
-size_t memo_run_of(struct nt_reader *r, struct nt_msg *m, size_t max,
-		   enum memo_srcs srcs, bool timed)
+size_t memo_run_of(struct nt_reader *r, struct nt_msg *m,
+		   struct nt_span *spans, size_t max, enum memo_srcs srcs,
+		   bool timed)
 {
 	uintptr_t at = (uintptr_t)r->chunk - r->chunk_base;
 	uint64_t off = r->chunk_base + r->pos;
@@ -1715,7 +1730,8 @@ size_t memo_run_of(struct nt_reader *r, struct nt_msg *m, size_t max,
 	/* MEMO_TWO only */
 	uint64_t addr1 = srcs == MEMO_TWO ? r->src[1].addr : 0;
 	uint64_t time1 = srcs == MEMO_TWO ? r->src[1].time : 0;
-	struct nt_msg *out = m, *out_end = m + max;
+	struct nt_msg *out = m, *out_end = spans ? NULL : m + max;
+	struct nt_span *span = spans, *span_end = spans ? spans + max : NULL;
 	struct memo *memo = r->memo;
 	/* a local: the records' byte copies could change r->src */
 	struct src_state *src = r->src;
@@ -1726,7 +1742,7 @@ size_t memo_run_of(struct nt_reader *r, struct nt_msg *m, size_t max,
 	 */
 	if (off - r->chunk_base < 7)
 		return 0;
-	while (out != out_end && off <= last) {
+	while ((spans ? span != span_end : out != out_end) && off <= last) {
 		const uint8_t *q = (const uint8_t *)(at + off);
 		uint64_t block = off, ends;
 
@@ -1754,10 +1770,13 @@ size_t memo_run_of(struct nt_reader *r, struct nt_msg *m, size_t max,
 				e = memo_long(memo, at, off, end);
 				if (!e)
 					goto out;
-				memo_take_of(src, srcs, e, out, off, &addr,
-					     &time, &addr1, &time1, timed);
+				if (spans)
+					memo_span(e, span++, off, end);
+				else
+					memo_take_of(src, srcs, e, out++, off,
+						     &addr, &time, &addr1,
+						     &time1, timed);
 				off = end + 1;
-				out++;
 				break;
 			}
 			bytes = load_bytes((const uint8_t *)(at + end - 7)) >>
@@ -1765,19 +1784,23 @@ size_t memo_run_of(struct nt_reader *r, struct nt_msg *m, size_t max,
 			e = memo_slot(memo, bytes);
 			if (e->bytes != bytes)
 				goto out;
-			memo_take_of(src, srcs, e, out, off, &addr, &time,
-				     &addr1, &time1, timed);
+			if (spans)
+				memo_span(e, span++, off, end);
+			else
+				memo_take_of(src, srcs, e, out++, off, &addr,
+					     &time, &addr1, &time1, timed);
 			off = end + 1;
-			out++;
 			ends &= ends - 1;
 			if (!ends)
 				break;
-			if (out == out_end)
+			if (spans ? span == span_end : out == out_end)
 				goto out;
 		}
 	}
 out:
 	r->pos = off - r->chunk_base;
+	if (spans)
+		return (size_t)(span - spans);
 	if (srcs != MEMO_MANY) {
 		r->src[0].addr = addr;
 		r->src[0].time = time;
@@ -1795,74 +1818,25 @@ static size_t memo_run(struct nt_reader *r, struct nt_msg *m, size_t max)
 	enum memo_srcs how = memo_srcs_of(r);
 
 	if (how == MEMO_MANY && r->cfg.timestamps)
-		return memo_run_of(r, m, max, MEMO_MANY, true);
+		return memo_run_of(r, m, NULL, max, MEMO_MANY, true);
 	if (how == MEMO_MANY)
-		return memo_run_of(r, m, max, MEMO_MANY, false);
+		return memo_run_of(r, m, NULL, max, MEMO_MANY, false);
 	/* without TSTAMP the times stay: no choice between them if alike */
 	if (how == MEMO_TWO &&
 	    (r->cfg.timestamps || r->src[0].time != r->src[1].time))
-		return memo_run_of(r, m, max, MEMO_TWO, true);
+		return memo_run_of(r, m, NULL, max, MEMO_TWO, true);
 	if (how == MEMO_TWO)
-		return memo_run_of(r, m, max, MEMO_TWO, false);
+		return memo_run_of(r, m, NULL, max, MEMO_TWO, false);
 	if (r->cfg.timestamps)
-		return memo_run_of(r, m, max, MEMO_ONE, true);
-	return memo_run_of(r, m, max, MEMO_ONE, false);
+		return memo_run_of(r, m, NULL, max, MEMO_ONE, true);
+	return memo_run_of(r, m, NULL, max, MEMO_ONE, false);
 }
 
 size_t nt_reader_skim(struct nt_reader *r, struct nt_span *s, size_t max)
 {
-	uintptr_t at = (uintptr_t)r->chunk - r->chunk_base;
-	uint64_t off = r->chunk_base + r->pos;
-	uint64_t last = r->chunk_base + r->len - 8;
-	const struct nt_span *s_end = s + max, *s0 = s;
-
-	/* as memo_run_of(), whose loop this is without the records */
-	if (!r->memo || !lean_ready(r) || off - r->chunk_base < 7)
+	if (!r->memo || !lean_ready(r))
 		return 0;
-	while (s != s_end && off <= last) {
-		const uint8_t *q = (const uint8_t *)(at + off);
-		uint64_t block = off, ends;
-
-		if (last - block >= 56)
-			ends = msg_end_bits64(q);
-		else
-			ends = msg_end_bits_words(q, (unsigned int)
-						  ((last - block) / 8 + 1));
-		if (!ends)
-			break;
-		for (;;) {
-			uint64_t end = block + ctz64(ends);
-			uint64_t before = off + 7 - end;
-			const struct memo *e;
-			uint64_t bytes;
-
-			if (before > 7) {
-				e = memo_long(r->memo, at, off, end);
-				if (!e)
-					goto out;
-			} else {
-				bytes = load_bytes((const uint8_t *)
-						   (at + end - 7)) >>
-					(8 * before);
-				e = memo_slot(r->memo, bytes);
-				if (e->bytes != bytes)
-					goto out;
-			}
-			s->offset = off;
-			s->size = (uint32_t)(end + 1 - off);
-			s->src = (uint16_t)memo_src_of(e);
-			s++;
-			off = end + 1;
-			if (before > 7)
-				break;
-			ends &= ends - 1;
-			if (!ends || s == s_end)
-				break;
-		}
-	}
-out:
-	r->pos = off - r->chunk_base;
-	return (size_t)(s - s0);
+	return memo_run_of(r, NULL, s, max, MEMO_ONE, false);
 }
 
 size_t nt_reader_next_batch(struct nt_reader *r, struct nt_msg *m,

@@ -420,6 +420,15 @@ const char *nt_deviation_name(unsigned int dev)
 	return dev < NT_DEV__COUNT ? names[dev] : "unknown deviation";
 }
 
+/* The time of the last message that gave one, and where it was. */
+static inline void note_time(struct nt_decoder *d, const struct nt_msg *m)
+{
+	if (m->fields & NT_F_TSTAMP) {
+		d->st.last_time = m->time;
+		d->last_time_at = m->offset;
+	}
+}
+
 static void deviation(struct nt_decoder *d, unsigned int dev,
 		      uint64_t offset)
 {
@@ -1593,10 +1602,7 @@ bool branch_fast(struct nt_decoder *d, const struct nt_msg *m)
 		return false;
 	d->st.msgs++;
 	d->msg = m;
-	if (m->fields & NT_F_TSTAMP) {
-		d->st.last_time = m->time;
-		d->last_time_at = m->offset;
-	}
+	note_time(d, m);
 	s->priv_may_change = false;
 	lb.tcode = m->tcode;
 	lb.btype = m->btype;
@@ -1665,10 +1671,7 @@ decode_msg(struct nt_decoder *d, const struct nt_msg *m)
 		}
 		return;
 	}
-	if (m->fields & NT_F_TSTAMP) {
-		d->st.last_time = m->time;
-		d->last_time_at = m->offset;
-	}
+	note_time(d, m);
 	if (m->tcode == NT_TCODE_ERROR) {
 		s->want_scontext = false;
 		gap(d, s, "trace lost (Error message)", m->offset);
@@ -2775,14 +2778,25 @@ struct demux {
 	uint8_t carry[DEMUX_CARRY];
 };
 
-static uint64_t part_offset(const struct src_part *p, uint64_t off)
+/*
+ * Child offset off made the parent's, for a window whose len bytes
+ * start at child offset win and whose map counts from origin.
+ */
+static inline uint64_t map_offset(uint64_t off, uint64_t win, size_t len,
+				  uint64_t origin, const uint32_t *map)
 {
-	uint64_t i = off - p->win_sub;
+	uint64_t i = off - win;
 
 	/* 0 is no message; an offset outside the window cannot happen */
-	if (!off || i >= p->len)
+	if (!off || i >= len)
 		return off;
-	return p->parent->dm->origin + p->map[i];
+	return origin + map[i];
+}
+
+static uint64_t part_offset(const struct src_part *p, uint64_t off)
+{
+	return map_offset(off, p->win_sub, p->len, p->parent->dm->origin,
+			  p->map);
 }
 
 /*
@@ -2808,13 +2822,8 @@ static void part_events(void *ctx, const struct nt_event *evs, size_t n)
 		run_hand(p->parent, evs, n);
 		return;
 	}
-	for (i = 0; i < n; i++) {
-		uint64_t k = e[i].offset - win;
-
-		/* as part_offset() */
-		if (e[i].offset && k < len)
-			e[i].offset = origin + map[k];
-	}
+	for (i = 0; i < n; i++)
+		e[i].offset = map_offset(e[i].offset, win, len, origin, map);
 	run_hand(p->parent, e, n);
 	if (n == 1)
 		e->offset = off;

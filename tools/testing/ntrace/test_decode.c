@@ -830,6 +830,58 @@ static uint8_t *funnel(const uint8_t *a, size_t alen, const uint8_t *b,
 }
 
 /*
+ * p traced by two encoders with option set os, SRC bits wide, ids[0]
+ * and ids[1], through a funnel: the trace (*flen bytes, the caller's
+ * to free) and the first encoder's settings in ecfg; NULL if encoding
+ * failed.
+ */
+static uint8_t *funnel_two(struct prog *p, const struct option_set *os,
+			   unsigned int bits, const uint16_t ids[2],
+			   uint64_t *state, struct nt_encoder_cfg *ecfg,
+			   size_t *flen)
+{
+	struct nt_encoder_cfg cfg[2];
+	uint8_t *buf[2], *mixed = NULL;
+	size_t len[2];
+	unsigned int j;
+
+	for (j = 0; j < 2; j++) {
+		nt_encoder_cfg_default(&cfg[j]);
+		os->apply(&cfg[j]);
+		cfg[j].stream.src_bits = (uint8_t)bits;
+		cfg[j].src_id = ids[j];
+		buf[j] = prog_encode(p, &cfg[j], &len[j]);
+	}
+	if (buf[0] && buf[1])
+		mixed = funnel(buf[0], len[0], buf[1], len[1], state, flen);
+	*ecfg = cfg[0];
+	free(buf[0]);
+	free(buf[1]);
+	return mixed;
+}
+
+/*
+ * mixed (flen bytes) into bad as it is, or with damage at a place
+ * drawn from *state: its length.
+ */
+static size_t trial_trace(const uint8_t *mixed, size_t flen, uint8_t *bad,
+			  bool damaged, uint64_t *state)
+{
+	/* a draw a statement: the same on every compiler */
+	int kind;
+	size_t at;
+	long shift;
+
+	if (!damaged) {
+		memcpy(bad, mixed, flen);
+		return flen;
+	}
+	kind = (int)(xorshift64(state) % 3);
+	at = 8 + xorshift64(state) % (flen - 16);
+	return damage(mixed, flen, bad, kind, at, &shift, state);
+}
+
+/*
  * Two sources of a multi-hart system through a funnel: p traced by two
  * encoders, SRC 2 bits wide or the widest (12 bits, ids that differ
  * only in SRC's second byte), their messages interleaved, clean and
@@ -846,34 +898,24 @@ static void run_cache_sources(struct prog *p)
 		const struct option_set *os = &option_sets[sets[k]];
 		unsigned int bits = k % 2 ? NT_MAX_SRC_BITS : 2;
 		uint16_t ids[2] = { k % 2 ? 0x8c1 : 1, k % 2 ? 0x3c1 : 2 };
-		unsigned int trial, differ = 0, trials = 8, j;
+		unsigned int trial, differ = 0, trials = 8;
 		uint64_t msgs = 0, cached = 0, by_src[2] = { 0, 0 };
-		struct nt_encoder_cfg ecfg[2];
-		size_t len[2], flen, events = 0, i;
-		uint8_t *buf[2], *mixed = NULL, *bad = NULL;
+		struct nt_encoder_cfg ecfg;
+		size_t flen, events = 0, i;
+		uint8_t *mixed, *bad = NULL;
 
-		for (j = 0; j < 2; j++) {
-			nt_encoder_cfg_default(&ecfg[j]);
-			os->apply(&ecfg[j]);
-			ecfg[j].stream.src_bits = (uint8_t)bits;
-			ecfg[j].src_id = ids[j];
-			buf[j] = prog_encode(p, &ecfg[j], &len[j]);
-		}
-		if (buf[0] && buf[1])
-			mixed = funnel(buf[0], len[0], buf[1], len[1], &state,
-				       &flen);
+		mixed = funnel_two(p, os, bits, ids, &state, &ecfg, &flen);
 		if (mixed)
 			bad = malloc(flen + 16);
 		for (trial = 0; bad && trial < trials; trial++) {
 			struct nt_decoder_cfg dc;
 			struct cache_cmp c;
-			size_t blen = flen, chunk;
-			long shift;
+			size_t blen, chunk;
 
 			nt_decoder_cfg_default(&dc);
-			dc.stream = ecfg[0].stream;
-			dc.all_jumps = ecfg[0].all_jumps;
-			dc.mode = ecfg[0].mode;
+			dc.stream = ecfg.stream;
+			dc.all_jumps = ecfg.all_jumps;
+			dc.mode = ecfg.mode;
 			dc.ir_depth = trial % 3 == 2 ? 2 : 0;
 			dc.src = trial % 4 == 3 ? ids[1] : -1;
 			/*
@@ -882,16 +924,7 @@ static void run_cache_sources(struct prog *p)
 			 */
 			dc.max_icnt = 1u << 20;
 			dc.max_repeat = 1u << 20;
-			if (trial >= 2) {
-				/* a draw a statement: the same on every compiler */
-				int kind = (int)(xorshift64(&state) % 3);
-				size_t at = 8 + xorshift64(&state) % (flen - 16);
-
-				blen = damage(mixed, flen, bad, kind, at, &shift,
-					      &state);
-			} else {
-				memcpy(bad, mixed, flen);
-			}
+			blen = trial_trace(mixed, flen, bad, trial >= 2, &state);
 			chunk = trial % 2 ? 1 + xorshift64(&state) % 4096 : 0;
 			cache_cmp_run(&c, &dc, p->img, bad, blen, trial % 4 == 1,
 				      chunk);
@@ -908,7 +941,7 @@ static void run_cache_sources(struct prog *p)
 		}
 		/* BTM's messages fit a run even with 12 bits of SRC */
 		tap_ok(bad && !differ && by_src[0] && by_src[1] &&
-		       (ecfg[0].mode != NT_MODE_BTM || cached > 0),
+		       (ecfg.mode != NT_MODE_BTM || cached > 0),
 		       "%s %s, two sources through a funnel (SRC %u bits): "
 		       "the run cache changes none of %zu events in %u traces "
 		       "(%u differ; it took %" PRIu64 " of %" PRIu64
@@ -916,8 +949,6 @@ static void run_cache_sources(struct prog *p)
 		       differ, cached, msgs);
 		free(bad);
 		free(mixed);
-		free(buf[0]);
-		free(buf[1]);
 	}
 }
 
@@ -951,6 +982,56 @@ static struct src_at *by_src(const struct evlog *l)
 	return s;
 }
 
+/* buf decoded in stream order and by source, compared source by source */
+struct src_cmp {
+	struct evlog log[2];		/* stream order, by source */
+	struct nt_decoder_stats st[2];
+	struct src_at *s[2];		/* each log sorted by source */
+	size_t first;			/* the first that differs, sorted */
+	bool same;
+};
+
+/*
+ * Decode buf with dc in stream order, at once and singly, and by
+ * source, singly or in batches, chunk bytes a feed (0: at once), and
+ * compare each source's events and the statistics; c's logs are the
+ * caller's to free (src_cmp_free()).
+ */
+static void src_cmp_run(struct src_cmp *c, const struct nt_decoder_cfg *dc,
+			const struct nt_image *img, const uint8_t *buf,
+			size_t len, bool batch, size_t chunk)
+{
+	struct nt_decoder_cfg cfg = *dc;
+	size_t i;
+
+	memset(c, 0, sizeof(*c));
+	cfg.by_source = false;
+	log_decode(&cfg, cfg.run_cache, false, img, buf, len, 0, &c->log[0],
+		   &c->st[0]);
+	cfg.by_source = true;
+	log_decode(&cfg, cfg.run_cache, batch, img, buf, len, chunk,
+		   &c->log[1], &c->st[1]);
+	c->s[0] = by_src(&c->log[0]);
+	c->s[1] = by_src(&c->log[1]);
+	c->same = c->log[0].n == c->log[1].n &&
+		  same_stats(&c->st[0], &c->st[1]);
+	for (i = 0; c->same && i < c->log[0].n; i++)
+		if (c->s[0][i].src != c->s[1][i].src ||
+		    !same_event(&c->log[0].ev[c->s[0][i].i],
+				&c->log[1].ev[c->s[1][i].i]))
+			break;
+	c->first = i;
+	c->same = c->same && i == c->log[0].n;
+}
+
+static void src_cmp_free(struct src_cmp *c)
+{
+	free(c->s[0]);
+	free(c->s[1]);
+	free(c->log[0].ev);
+	free(c->log[1].ev);
+}
+
 /*
  * cfg.by_source against stream order, on two sources through a funnel
  * (SRC 2 bits and 12), clean and damaged, fed whole and in pieces,
@@ -968,85 +1049,50 @@ static void by_source_same(struct prog *p)
 		const struct option_set *os = &option_sets[sets[k]];
 		unsigned int bits = k % 2 ? NT_MAX_SRC_BITS : 2;
 		uint16_t ids[2] = { k % 2 ? 0x8c1 : 1, k % 2 ? 0x3c1 : 2 };
-		unsigned int trial, differ = 0, trials = 10, j;
-		size_t len[2], flen, events = 0, gaps = 0, i;
+		unsigned int trial, differ = 0, trials = 10;
+		size_t flen, events = 0, gaps = 0, i;
 		bool grouped = false;
-		struct nt_encoder_cfg ecfg[2];
-		uint8_t *buf[2], *mixed = NULL, *bad = NULL;
+		struct nt_encoder_cfg ecfg;
+		uint8_t *mixed, *bad = NULL;
 
-		for (j = 0; j < 2; j++) {
-			nt_encoder_cfg_default(&ecfg[j]);
-			os->apply(&ecfg[j]);
-			ecfg[j].stream.src_bits = (uint8_t)bits;
-			ecfg[j].src_id = ids[j];
-			buf[j] = prog_encode(p, &ecfg[j], &len[j]);
-		}
-		if (buf[0] && buf[1])
-			mixed = funnel(buf[0], len[0], buf[1], len[1], &state,
-				       &flen);
+		mixed = funnel_two(p, os, bits, ids, &state, &ecfg, &flen);
 		if (mixed)
 			bad = malloc(flen + 16);
 		for (trial = 0; bad && trial < trials; trial++) {
-			struct nt_decoder_stats st[2];
-			struct evlog log[2] = { { 0 }, { 0 } };
 			struct nt_decoder_cfg dc;
-			struct src_at *s[2];
-			size_t blen = flen, chunk;
-			long shift;
-			bool same;
+			struct src_cmp c;
+			const struct evlog *l = &c.log[1];
+			size_t blen, chunk;
 
 			nt_decoder_cfg_default(&dc);
-			dc.stream = ecfg[0].stream;
-			dc.all_jumps = ecfg[0].all_jumps;
-			dc.mode = ecfg[0].mode;
+			dc.stream = ecfg.stream;
+			dc.all_jumps = ecfg.all_jumps;
+			dc.mode = ecfg.mode;
 			dc.ir_depth = trial % 3 == 2 ? 2 : 0;
 			dc.max_icnt = 1u << 20;
 			dc.max_repeat = 1u << 20;
 			dc.run_cache = trial % 5 != 4;
-			if (trial >= 2) {
-				int kind = (int)(xorshift64(&state) % 3);
-				size_t at = 8 + xorshift64(&state) % (flen - 16);
-
-				blen = damage(mixed, flen, bad, kind, at, &shift,
-					      &state);
-			} else {
-				memcpy(bad, mixed, flen);
-			}
+			blen = trial_trace(mixed, flen, bad, trial >= 2, &state);
 			chunk = trial % 2 ? 1 + xorshift64(&state) % 4096 : 0;
-			log_decode(&dc, dc.run_cache, false, p->img, bad, blen,
-				   0, &log[0], &st[0]);
-			dc.by_source = true;
-			log_decode(&dc, dc.run_cache, trial % 4 == 1, p->img,
-				   bad, blen, chunk, &log[1], &st[1]);
-			s[0] = by_src(&log[0]);
-			s[1] = by_src(&log[1]);
-			same = log[0].n == log[1].n && same_stats(&st[0], &st[1]);
-			for (i = 0; same && i < log[0].n; i++)
-				same = s[0][i].src == s[1][i].src &&
-				       same_event(&log[0].ev[s[0][i].i],
-						  &log[1].ev[s[1][i].i]);
-			if (!same && !differ++)
+			src_cmp_run(&c, &dc, p->img, bad, blen, trial % 4 == 1,
+				    chunk);
+			if (!c.same && !differ++)
 				tap_diag("%s: trial %u: %zu and %zu events, "
 					 "%" PRIu64 " and %" PRIu64 " gaps, "
 					 "first difference by source #%zu",
-					 os->name, trial, log[0].n, log[1].n,
-					 st[0].gaps, st[1].gaps,
-					 i ? i - 1 : 0);
+					 os->name, trial, c.log[0].n, l->n,
+					 c.st[0].gaps, c.st[1].gaps, c.first);
 			/* at once, clean: source 1's events, then source 2's */
 			if (trial == 0) {
-				for (i = 1; i < log[1].n; i++)
-					if (log[1].ev[i].src <
-					    log[1].ev[i - 1].src)
+				for (i = 1; i < l->n; i++)
+					if (l->ev[i].src < l->ev[i - 1].src)
 						break;
-				grouped = log[1].n && i == log[1].n &&
-					  log[1].ev[0].src != log[1].ev[i - 1].src;
+				grouped = l->n && i == l->n &&
+					  l->ev[0].src != l->ev[i - 1].src;
 			}
-			events += log[0].n;
-			gaps += st[0].gaps;
-			free(s[0]);
-			free(s[1]);
-			free(log[0].ev);
-			free(log[1].ev);
+			events += c.log[0].n;
+			gaps += c.st[0].gaps;
+			src_cmp_free(&c);
 		}
 		tap_ok(bad && !differ && grouped,
 		       "%s %s, two sources through a funnel (SRC %u bits): "
@@ -1056,8 +1102,6 @@ static void by_source_same(struct prog *p)
 		       trials, differ);
 		free(bad);
 		free(mixed);
-		free(buf[0]);
-		free(buf[1]);
 	}
 }
 
@@ -1112,13 +1156,10 @@ static void by_source_many(struct prog *p)
 		bad = malloc(flen + 16);
 	}
 	for (trial = 0; bad && trial < 4; trial++) {
-		struct nt_decoder_stats st[2];
-		struct evlog log[2] = { { 0 }, { 0 } };
 		struct nt_decoder_cfg dc;
-		struct src_at *s[2];
+		struct src_cmp c;
 		size_t blen = flen;
 		long shift;
-		bool same;
 
 		nt_decoder_cfg_default(&dc);
 		dc.stream = ecfg.stream;
@@ -1129,26 +1170,13 @@ static void by_source_many(struct prog *p)
 				      &shift, &state);
 		else
 			memcpy(bad, mixed, flen);
-		log_decode(&dc, true, false, p->img, bad, blen, 0, &log[0],
-			   &st[0]);
-		dc.by_source = true;
-		log_decode(&dc, true, trial & 1, p->img, bad, blen,
-			   trial & 1 ? 3000 : 0, &log[1], &st[1]);
-		s[0] = by_src(&log[0]);
-		s[1] = by_src(&log[1]);
-		same = log[0].n == log[1].n && same_stats(&st[0], &st[1]);
-		for (i = 0; same && i < log[0].n; i++)
-			same = s[0][i].src == s[1][i].src &&
-			       same_event(&log[0].ev[s[0][i].i],
-					  &log[1].ev[s[1][i].i]);
-		for (i = 1; trial == 0 && i < log[0].n; i++)
-			srcs += s[0][i].src != s[0][i - 1].src;
-		differ += !same;
-		events += log[0].n;
-		free(s[0]);
-		free(s[1]);
-		free(log[0].ev);
-		free(log[1].ev);
+		src_cmp_run(&c, &dc, p->img, bad, blen, trial & 1,
+			    trial & 1 ? 3000 : 0);
+		for (i = 1; trial == 0 && i < c.log[0].n; i++)
+			srcs += c.s[0][i].src != c.s[0][i - 1].src;
+		differ += !c.same;
+		events += c.log[0].n;
+		src_cmp_free(&c);
 	}
 	tap_ok(bad && !differ && srcs + 1 >= 20 && flen > (1u << 20),
 	       "%s: twenty sources through a funnel, decoded by source: each "

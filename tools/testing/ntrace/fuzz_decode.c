@@ -104,6 +104,24 @@ static void feed_chunks(struct nt_decoder *d, const uint8_t *data,
 	nt_decoder_finish(d);
 }
 
+/* Decode data with cfg, chunk bytes a feed: the instructions it counts. */
+static uint64_t decode(const struct nt_decoder_cfg *cfg, nt_event_fn fn,
+		       void *ctx, const uint8_t *data, size_t size,
+		       size_t chunk)
+{
+	const char *err = NULL;
+	struct nt_decoder *d = nt_decoder_new(cfg, fn, ctx, &err);
+	uint64_t insns;
+
+	if (!d)
+		abort();
+	nt_decoder_add_image(d, img, true, 0);
+	feed_chunks(d, data, size, chunk);
+	insns = nt_decoder_stats(d)->insns;
+	nt_decoder_free(d);
+	return insns;
+}
+
 static void on_event(void *ctx, const struct nt_event *ev)
 {
 	struct check *c = ctx;
@@ -128,9 +146,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	static uint64_t order_hash[MAX_SRC], by_src_hash[MAX_SRC];
 	struct nt_decoder_cfg cfg;
-	struct nt_decoder *d;
 	struct check c = { 0 };
-	const char *err = NULL;
 	size_t chunk;
 
 	if (size < 2)
@@ -153,14 +169,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		memset(order_hash, 0, sizeof(order_hash));
 		c.src_hash = order_hash;
 	}
-	d = nt_decoder_new(&cfg, on_event, &c, &err);
-	if (!d)
+	if (decode(&cfg, on_event, &c, data + 2, size - 2, chunk) != c.insns)
 		abort();
-	nt_decoder_add_image(d, img, true, 0);
-	feed_chunks(d, data + 2, size - 2, chunk);
-	if (nt_decoder_stats(d)->insns != c.insns)
-		abort();
-	nt_decoder_free(d);
 
 	/* by source: each source's events as in stream order */
 	if (cfg.stream.src_bits) {
@@ -168,19 +178,14 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 
 		memset(by_src_hash, 0, sizeof(by_src_hash));
 		cfg.by_source = true;
-		d = nt_decoder_new(&cfg, hash_src_event, &b, &err);
-		if (!d)
-			abort();
-		nt_decoder_add_image(d, img, true, 0);
-		feed_chunks(d, data + 2, size - 2, 1 + chunk * 37 % 4096);
-		if (nt_decoder_stats(d)->insns != b.insns ||
+		if (decode(&cfg, hash_src_event, &b, data + 2, size - 2,
+			   1 + chunk * 37 % 4096) != b.insns ||
 		    b.insns != c.insns ||
 		    memcmp(order_hash, by_src_hash, sizeof(order_hash))) {
 			fprintf(stderr, "fuzz_decode: decoded by source, the "
 				"events differ\n");
 			abort();
 		}
-		nt_decoder_free(d);
 		cfg.by_source = false;
 	}
 
@@ -188,19 +193,14 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	{
 		struct check g = { 0 };
 
+		/* decoded whole */
 		cfg.run_cache = false;
-		d = nt_decoder_new(&cfg, hash_event, &g, &err);
-		if (!d)
-			abort();
-		nt_decoder_add_image(d, img, true, 0);
-		nt_decoder_feed(d, data + 2, size - 2);
-		nt_decoder_finish(d);
+		decode(&cfg, hash_event, &g, data + 2, size - 2, size - 2);
 		if (g.hash != c.hash) {
 			fprintf(stderr, "fuzz_decode: the run cache changed the "
 				"events\n");
 			abort();
 		}
-		nt_decoder_free(d);
 	}
 	return 0;
 }

@@ -272,6 +272,14 @@ struct nt_decoder {
 	/* cfg.by_source: each source's decoder (see "by source" below) */
 	struct demux *dm;
 	uint64_t last_time_at;		/* offset of st.last_time's message */
+	/*
+	 * A child of cfg.by_source: run_take() hands its runs to hand_to,
+	 * the parent, each offset made the parent's, map[offset - map_from]
+	 * from map_origin ("by source" below).
+	 */
+	struct nt_decoder *hand_to;
+	const uint32_t *map;
+	uint64_t map_from, map_origin;
 };
 
 static struct demux *demux_new(struct nt_reader *rd);
@@ -2258,8 +2266,12 @@ static inline void run_hand(struct nt_decoder *d, const struct nt_event *ev,
  */
 static inline __attribute__((always_inline))
 size_t run_take(struct nt_decoder *d, const uint8_t *p, size_t avail,
-		uint64_t off, bool with_src)
+		uint64_t off, bool with_src, bool mapped)
 {
+	/* mapped: where p's bytes start, from map_origin */
+	const uint32_t *map = mapped ? d->map + (off - d->map_from) : NULL;
+	uint64_t origin = mapped ? d->map_origin : 0;
+	struct nt_decoder *to = mapped ? d->hand_to : d;
 	unsigned int src_bits = d->cfg.stream.src_bits;
 	/* the word of the source's first message, and where its SRC is */
 	uint64_t src_w = 0, src_wmask = msg_src_wmask(src_bits);
@@ -2352,13 +2364,26 @@ size_t run_take(struct nt_decoder *d, const uint8_t *p, size_t avail,
 		chained += e->chained;
 		ev = run_events(e);
 		*(uint64_t *)(void *)((uint8_t *)e + e->to_at) = pc;
-		ev[0].offset = off + done + run_event_off(e, 0);
-		ev[1].offset = off + done + run_event_off(e, 1);
-		ev[2].offset = off + done + run_event_off(e, 2);
-		ev[3].offset = off + done + run_event_off(e, 3);
-		for (i = 4; i < e->nev; i++)
-			ev[i].offset = off + done + run_event_off(e, i);
-		run_hand(d, ev, e->nev);
+		if (mapped) {
+			const uint32_t *at = map + done;
+
+			ev[0].offset = origin + at[run_event_off(e, 0)];
+			ev[1].offset = origin + at[run_event_off(e, 1)];
+			ev[2].offset = origin + at[run_event_off(e, 2)];
+			ev[3].offset = origin + at[run_event_off(e, 3)];
+			for (i = 4; i < e->nev; i++)
+				ev[i].offset = origin +
+					       at[run_event_off(e, i)];
+		} else {
+			ev[0].offset = off + done + run_event_off(e, 0);
+			ev[1].offset = off + done + run_event_off(e, 1);
+			ev[2].offset = off + done + run_event_off(e, 2);
+			ev[3].offset = off + done + run_event_off(e, 3);
+			for (i = 4; i < e->nev; i++)
+				ev[i].offset = off + done +
+					       run_event_off(e, i);
+		}
+		run_hand(to, ev, e->nev);
 		/* the first time e comes right after such a run */
 		if (last && (last->flags & RUN_HEAD))
 			run_fuse(d, last, e);
@@ -2386,7 +2411,15 @@ static size_t __attribute__((noinline))
 run_take_srcs(struct nt_decoder *d, const uint8_t *p, size_t avail,
 	      uint64_t off)
 {
-	return run_take(d, p, avail, off, true);
+	return run_take(d, p, avail, off, true, false);
+}
+
+/* The copy for cfg.by_source's children ("by source" below). */
+static size_t __attribute__((noinline))
+run_take_mapped(struct nt_decoder *d, const uint8_t *p, size_t avail,
+		uint64_t off)
+{
+	return run_take(d, p, avail, off, true, true);
 }
 
 /*
@@ -2424,10 +2457,12 @@ static void run_cache_take(struct nt_decoder *d)
 		p = nt_reader_peek(d->rd, &avail, &off);
 		if (!p)
 			return;
-		if (d->cfg.stream.src_bits)
+		if (d->hand_to)
+			done = run_take_mapped(d, p, avail, off);
+		else if (d->cfg.stream.src_bits)
 			done = run_take_srcs(d, p, avail, off);
 		else
-			done = run_take(d, p, avail, off, false);
+			done = run_take(d, p, avail, off, false, false);
 		nt_reader_take(d->rd, done);
 		d->run_long = NULL;
 		/* a long run not taken after all (no room on the stack) */
@@ -2723,7 +2758,10 @@ static uint32_t record_end(struct nt_decoder *d, const struct nt_msg *m,
  * with an idle byte, so that offset 0 means "no message", as it does
  * for the parent. Every offset a child's event carries is where one of
  * the window's messages starts (event_init(), run_take()), and map says
- * where that message starts in the parent's stream. Damage is the
+ * where that message starts in the parent's stream: run_take() writes
+ * a run's offsets so, as it hands the run to the parent itself (a
+ * second pass over the events cost a fifth of the whole), and
+ * part_event() makes any other event's the parent's. Damage is the
  * parent's: no source can be told from it, so every source
  * resynchronises at it, as in stream order (decode_msg()).
  */
@@ -2800,33 +2838,19 @@ static uint64_t part_offset(const struct src_part *p, uint64_t off)
 }
 
 /*
- * A child's events, from a decoder made for batches: a run the run
- * cache took comes in one call, any other event alone. They are in
- * memory the child writes, so their offsets are made the parent's
- * where they are, which costs less than a copy of each event. A run's
- * offsets are written anew each time run_take() hands it over; a lone
- * event's may be handed over again (a walk's INSNS event, reused), so
- * its offset is put back.
+ * A child's events but its runs' (run_take() hands those to the parent
+ * itself), one at a time. The child may hand the same event again (a
+ * walk's INSNS event, reused), so the parent's offset goes in a copy.
  */
-static void part_events(void *ctx, const struct nt_event *evs, size_t n)
+static void part_event(void *ctx, const struct nt_event *ev)
 {
 	struct src_part *p = ctx;
-	struct nt_event *e = (struct nt_event *)evs;
-	uint64_t off = e->offset;
-	/* locals: the stores to the events could change p's fields */
-	uint64_t win = p->win_sub, origin = p->parent->dm->origin;
-	const uint32_t *map = p->map;
-	size_t len = p->len, i;
+	struct nt_event e = *ev;
 
-	if (p->raw) {
-		run_hand(p->parent, evs, n);
-		return;
-	}
-	for (i = 0; i < n; i++)
-		e[i].offset = map_offset(e[i].offset, win, len, origin, map);
-	run_hand(p->parent, e, n);
-	if (n == 1)
-		e->offset = off;
+	/* damage's offsets are the parent's already */
+	if (!p->raw)
+		e.offset = part_offset(p, ev->offset);
+	run_hand(p->parent, &e, 1);
 }
 
 static void part_free(struct src_part *p)
@@ -2856,7 +2880,7 @@ static struct src_part *part_new(struct nt_decoder *d, unsigned int src)
 		return NULL;
 	cfg.by_source = false;
 	p->parent = d;
-	p->dec = nt_decoder_new_batch(&cfg, part_events, p, &err);
+	p->dec = nt_decoder_new(&cfg, part_event, p, &err);
 	if (!p->dec) {
 		free(p);
 		return NULL;
@@ -2865,6 +2889,7 @@ static struct src_part *part_new(struct nt_decoder *d, unsigned int src)
 		nt_decoder_add_image(p->dec, d->imgs[i].img, d->imgs[i].any,
 				     d->imgs[i].ctx);
 	nt_decoder_feed(p->dec, &idle, 1);
+	p->dec->hand_to = d;
 	p->win_sub = 1;
 	dm->parts[src] = p;
 	for (i = dm->nparts++; i && dm->order[i - 1] > src; i--)
@@ -2969,6 +2994,9 @@ static void demux_flush(struct nt_decoder *d)
 
 		if (!p->len)
 			continue;
+		p->dec->map = p->map;
+		p->dec->map_from = p->win_sub;
+		p->dec->map_origin = dm->origin;
 		nt_decoder_feed(p->dec, p->buf, p->len);
 		/* the first of each deviation, while map can place it */
 		st = nt_decoder_stats(p->dec);

@@ -1415,8 +1415,9 @@ static void memo_keep(struct nt_reader *r, const uint8_t *q, uint32_t n,
 	struct memo *e;
 
 	/* SiFive's TSTAMP gives the bits that changed: not an addition */
-	if (!r->memo || n > 16 || ((m->fields & NT_F_TSTAMP) &&
-				   (r->cfg.quirks & NT_QUIRK_SIFIVE)))
+	if (!r->memo || n > NT_MEMO_MAX_BYTES ||
+	    ((m->fields & NT_F_TSTAMP) &&
+	     (r->cfg.quirks & NT_QUIRK_SIFIVE)))
 		return;
 	if (n > 8) {
 		bytes = load_bytes(q);
@@ -1461,7 +1462,7 @@ static inline const struct memo *memo_long(struct memo *memo,
 	uint64_t len = end - off + 1, bytes, bytes2;
 	const struct memo *e;
 
-	if (len > 16)
+	if (len > NT_MEMO_MAX_BYTES)
 		return NULL;
 	bytes = load_bytes(q);
 	bytes2 = long_msg_rest(q, len);

@@ -173,6 +173,9 @@ uint64_t *nt_reader_addr_of(struct nt_reader *r, unsigned int src);
  */
 void nt_reader_take(struct nt_reader *r, size_t n);
 
+/* The longest message the memo keeps, so the longest span skimmed. */
+#define NT_MEMO_MAX_BYTES	16
+
 /* A message's place in the stream and its source: nt_reader_skim()'s. */
 struct nt_span {
 	uint64_t offset;

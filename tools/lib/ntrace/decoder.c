@@ -339,8 +339,6 @@ struct nt_decoder *nt_decoder_new(const struct nt_decoder_cfg *cfg,
 	d->fn = fn;
 	d->ctx = ctx;
 	d->rd = nt_reader_new(&cfg->stream);
-	d->slot_mask = (1u << 12) - 1;
-	d->slots = calloc(d->slot_mask + 1, sizeof(*d->slots));
 	if (d->rd && cfg->by_source && cfg->stream.src_bits && cfg->src < 0) {
 		d->dm = demux_new(d->rd);
 		if (!d->dm) {
@@ -349,6 +347,10 @@ struct nt_decoder *nt_decoder_new(const struct nt_decoder_cfg *cfg,
 			return NULL;
 		}
 	}
+	/* by source, the children walk: the parent has no block cache */
+	d->slot_mask = (1u << 12) - 1;
+	if (!d->dm)
+		d->slots = calloc(d->slot_mask + 1, sizeof(*d->slots));
 	/* A run is keyed by the message's bytes: a TSTAMP makes one a message */
 	d->run_on = cfg->run_cache && !cfg->stream.timestamps && !d->dm;
 	if (d->run_on) {
@@ -362,7 +364,7 @@ struct nt_decoder *nt_decoder_new(const struct nt_decoder_cfg *cfg,
 		else	/* no run starts at 0: see run_find() */
 			memset(d->run_arena, 0, 8);
 	}
-	if (!d->rd || !d->slots) {
+	if (!d->rd || (!d->dm && !d->slots)) {
 		nt_decoder_free(d);
 		*err = d->rd ? "out of memory" : "bad stream configuration";
 		return NULL;
@@ -530,7 +532,8 @@ static void run_cache_reset(struct nt_decoder *d);
 
 static void cache_reset(struct nt_decoder *d)
 {
-	memset(d->slots, 0, (d->slot_mask + 1) * sizeof(*d->slots));
+	if (d->slots)	/* NULL by source: see nt_decoder_new() */
+		memset(d->slots, 0, (d->slot_mask + 1) * sizeof(*d->slots));
 	d->nblocks = 0;
 	d->resets++;
 	/* its runs name order generations that may be given out again */

@@ -1691,14 +1691,25 @@ int nt_reader_next(struct nt_reader *r, struct nt_msg *m)
 	return reader_next_general(r, m);
 }
 
-/* Where the message memo e knows is, from stream offset off to end. */
+/*
+ * The message memo e knows, from stream offset off to end and at q, to
+ * its source's dst (nt_reader_split()): false, with nothing done, if
+ * the source has none or it has no room.
+ */
 static inline __attribute__((always_inline))
-void memo_span(const struct memo *e, struct nt_span *s, uint64_t off,
-	       uint64_t end)
+bool memo_split(const struct memo *e, struct nt_split_dst *const *dst,
+		const uint8_t *q, uint64_t off, uint64_t end, uint64_t origin)
 {
-	s->offset = off;
-	s->size = (uint32_t)(end + 1 - off);
-	s->src = (uint16_t)memo_src_of(e);
+	struct nt_split_dst *p = dst[memo_src_of(e)];
+	size_t to;
+
+	if (!p || p->len >= p->lim)
+		return false;
+	to = p->len;
+	p->map[to] = (uint32_t)(off - origin);
+	memcpy(p->buf + to, q, NT_MEMO_MAX_BYTES);
+	p->len = to + (size_t)(end + 1 - off);
+	return true;
 }
 
 /*
@@ -1714,25 +1725,31 @@ void memo_span(const struct memo *e, struct nt_span *s, uint64_t off,
  * The loop counts in stream offsets, which the records carry, and
  * reads the chunk at the offset less its base: one register for both.
  *
- * With spans (m NULL), where each message is and its SRC instead of
- * its record, and the address histories and times stay as they were:
- * nt_reader_skim().
+ * With dst (m NULL), each message is put where its source's dst says
+ * instead of its record made, and the address histories and times stay
+ * as they were: nt_reader_split().
  */
 static inline __attribute__((always_inline))
 size_t memo_run_of(struct nt_reader *r, struct nt_msg *m,
-		   struct nt_span *spans, size_t max, enum memo_srcs srcs,
-		   bool timed)
+		   struct nt_split_dst *const *dst, uint64_t origin,
+		   size_t max, enum memo_srcs srcs, bool timed)
 {
 	uintptr_t at = (uintptr_t)r->chunk - r->chunk_base;
 	uint64_t off = r->chunk_base + r->pos;
 	/* the last word the ends are read from starts here */
 	uint64_t last = r->chunk_base + r->len - 8;
+	/*
+	 * dst: the last a message may start at, its copy in the chunk (0,
+	 * which no message reaches here, for a chunk shorter than that)
+	 */
+	uint64_t split_last = r->chunk_base + r->len >= NT_MEMO_MAX_BYTES ?
+			      r->chunk_base + r->len - NT_MEMO_MAX_BYTES : 0;
 	uint64_t addr = r->src[0].addr, time = r->src[0].time;
 	/* MEMO_TWO only */
 	uint64_t addr1 = srcs == MEMO_TWO ? r->src[1].addr : 0;
 	uint64_t time1 = srcs == MEMO_TWO ? r->src[1].time : 0;
-	struct nt_msg *out = m, *out_end = spans ? NULL : m + max;
-	struct nt_span *span = spans, *span_end = spans ? spans + max : NULL;
+	struct nt_msg *out = m, *out_end = dst ? NULL : m + max;
+	size_t nsplit = 0;
 	struct memo *memo = r->memo;
 	/* a local: the records' byte copies could change r->src */
 	struct src_state *src = r->src;
@@ -1743,7 +1760,7 @@ size_t memo_run_of(struct nt_reader *r, struct nt_msg *m,
 	 */
 	if (off - r->chunk_base < 7)
 		return 0;
-	while ((spans ? span != span_end : out != out_end) && off <= last) {
+	while ((dst ? nsplit != max : out != out_end) && off <= last) {
 		const uint8_t *q = (const uint8_t *)(at + off);
 		uint64_t block = off, ends;
 
@@ -1771,12 +1788,18 @@ size_t memo_run_of(struct nt_reader *r, struct nt_msg *m,
 				e = memo_long(memo, at, off, end);
 				if (!e)
 					goto out;
-				if (spans)
-					memo_span(e, span++, off, end);
-				else
+				if (dst) {
+					if (off > split_last ||
+					    !memo_split(e, dst,
+							(const uint8_t *)(at + off),
+							off, end, origin))
+						goto out;
+					nsplit++;
+				} else {
 					memo_take_of(src, srcs, e, out++, off,
 						     &addr, &time, &addr1,
 						     &time1, timed);
+				}
 				off = end + 1;
 				break;
 			}
@@ -1785,23 +1808,28 @@ size_t memo_run_of(struct nt_reader *r, struct nt_msg *m,
 			e = memo_slot(memo, bytes);
 			if (e->bytes != bytes)
 				goto out;
-			if (spans)
-				memo_span(e, span++, off, end);
-			else
+			if (dst) {
+				if (off > split_last ||
+				    !memo_split(e, dst, (const uint8_t *)(at + off),
+						off, end, origin))
+					goto out;
+				nsplit++;
+			} else {
 				memo_take_of(src, srcs, e, out++, off, &addr,
 					     &time, &addr1, &time1, timed);
+			}
 			off = end + 1;
 			ends &= ends - 1;
 			if (!ends)
 				break;
-			if (spans ? span == span_end : out == out_end)
+			if (dst ? nsplit == max : out == out_end)
 				goto out;
 		}
 	}
 out:
 	r->pos = off - r->chunk_base;
-	if (spans)
-		return (size_t)(span - spans);
+	if (dst)
+		return nsplit;
 	if (srcs != MEMO_MANY) {
 		r->src[0].addr = addr;
 		r->src[0].time = time;
@@ -1819,25 +1847,26 @@ static size_t memo_run(struct nt_reader *r, struct nt_msg *m, size_t max)
 	enum memo_srcs how = memo_srcs_of(r);
 
 	if (how == MEMO_MANY && r->cfg.timestamps)
-		return memo_run_of(r, m, NULL, max, MEMO_MANY, true);
+		return memo_run_of(r, m, NULL, 0, max, MEMO_MANY, true);
 	if (how == MEMO_MANY)
-		return memo_run_of(r, m, NULL, max, MEMO_MANY, false);
+		return memo_run_of(r, m, NULL, 0, max, MEMO_MANY, false);
 	/* without TSTAMP the times stay: no choice between them if alike */
 	if (how == MEMO_TWO &&
 	    (r->cfg.timestamps || r->src[0].time != r->src[1].time))
-		return memo_run_of(r, m, NULL, max, MEMO_TWO, true);
+		return memo_run_of(r, m, NULL, 0, max, MEMO_TWO, true);
 	if (how == MEMO_TWO)
-		return memo_run_of(r, m, NULL, max, MEMO_TWO, false);
+		return memo_run_of(r, m, NULL, 0, max, MEMO_TWO, false);
 	if (r->cfg.timestamps)
-		return memo_run_of(r, m, NULL, max, MEMO_ONE, true);
-	return memo_run_of(r, m, NULL, max, MEMO_ONE, false);
+		return memo_run_of(r, m, NULL, 0, max, MEMO_ONE, true);
+	return memo_run_of(r, m, NULL, 0, max, MEMO_ONE, false);
 }
 
-size_t nt_reader_skim(struct nt_reader *r, struct nt_span *s, size_t max)
+size_t nt_reader_split(struct nt_reader *r, struct nt_split_dst *const *dst,
+		       uint64_t origin, size_t max)
 {
 	if (!r->memo || !lean_ready(r))
 		return 0;
-	return memo_run_of(r, NULL, s, max, MEMO_ONE, false);
+	return memo_run_of(r, NULL, dst, origin, max, MEMO_ONE, false);
 }
 
 size_t nt_reader_next_batch(struct nt_reader *r, struct nt_msg *m,

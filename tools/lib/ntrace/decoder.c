@@ -2751,11 +2751,11 @@ static uint32_t record_end(struct nt_decoder *d, const struct nt_msg *m,
  * and a decoder that follows them in stream order mispredicts at every
  * turn, on the turn and on the program's own branches, whose history
  * the other source's messages scramble ("Where a funnel's time goes" in
- * Documentation/ntrace/decoder.rst). So the parent reads where each
- * message starts and which source sent it, copies each source's
- * messages into a stream of that source's own and decodes it with a
- * decoder of its own, one source after another, a window of the input
- * at a time.
+ * Documentation/ntrace/decoder.rst). So the parent's reader puts each
+ * source's messages in a stream of that source's own, with a map of
+ * where each came from (nt_reader_split(), demux_route() for the ones
+ * it leaves), and each stream goes to a decoder of that source's own,
+ * one source after another, a window of the input at a time.
  *
  * The child decoders see only whole messages. A child's stream starts
  * with an idle byte, so that offset 0 means "no message", as it does
@@ -2775,7 +2775,6 @@ static uint32_t record_end(struct nt_decoder *d, const struct nt_msg *m,
 #define DEMUX_CARRY		(2 * NT_MAX_VENDOR_MSG_BYTES)
 /* room a message is copied into: whole words, see demux_route() */
 #define DEMUX_ROOM		(NT_MAX_VENDOR_MSG_BYTES + 8)
-#define DEMUX_BATCH		64
 /*
  * Decoders, each about 700 KiB before its first window: the sources
  * past the first fifteen share the last one, in stream order, so that
@@ -2786,13 +2785,12 @@ static uint32_t record_end(struct nt_decoder *d, const struct nt_msg *m,
 struct src_part {
 	struct nt_decoder *dec;
 	struct nt_decoder *parent;
-	uint8_t *buf;		/* the window's messages */
 	/*
-	 * By a message's first byte in buf: its parent offset, from the
-	 * window's origin (struct demux). Only message starts are set.
+	 * the window's messages, and their parent offsets from the
+	 * window's origin (struct demux), for the parent's reader to fill
 	 */
-	uint32_t *map;
-	size_t len, cap;
+	struct nt_split_dst sd;
+	size_t cap;
 	uint64_t win_sub;	/* child offset of buf[0] */
 	/* events given as they are: damage, whose offsets are the parent's */
 	bool raw;
@@ -2804,8 +2802,8 @@ struct src_part {
 
 struct demux {
 	struct nt_reader *rd;		/* the parent's */
-	struct nt_span spans[DEMUX_BATCH];
 	struct src_part *parts[MAX_SRC];	/* by source */
+	struct nt_split_dst *dst[MAX_SRC];	/* theirs, for nt_reader_split() */
 	/* each part's first source, ascending: each part once */
 	uint16_t order[DEMUX_PARTS];
 	unsigned int nparts;
@@ -2836,8 +2834,8 @@ static inline uint64_t map_offset(uint64_t off, uint64_t win, size_t len,
 
 static uint64_t part_offset(const struct src_part *p, uint64_t off)
 {
-	return map_offset(off, p->win_sub, p->len, p->parent->dm->origin,
-			  p->map);
+	return map_offset(off, p->win_sub, p->sd.len, p->parent->dm->origin,
+			  p->sd.map);
 }
 
 /*
@@ -2859,8 +2857,8 @@ static void part_event(void *ctx, const struct nt_event *ev)
 static void part_free(struct src_part *p)
 {
 	nt_decoder_free(p->dec);
-	free(p->buf);
-	free(p->map);
+	free(p->sd.buf);
+	free(p->sd.map);
 	free(p);
 }
 
@@ -2876,6 +2874,7 @@ static struct src_part *part_new(struct nt_decoder *d, unsigned int src)
 	if (dm->nparts == DEMUX_PARTS) {
 		/* the last part made takes every source from here on */
 		dm->parts[src] = dm->spill;
+		dm->dst[src] = &dm->spill->sd;
 		return dm->spill;
 	}
 	p = calloc(1, sizeof(*p));
@@ -2895,6 +2894,7 @@ static struct src_part *part_new(struct nt_decoder *d, unsigned int src)
 	p->dec->hand_to = d;
 	p->win_sub = 1;
 	dm->parts[src] = p;
+	dm->dst[src] = &p->sd;
 	for (i = dm->nparts++; i && dm->order[i - 1] > src; i--)
 		dm->order[i] = dm->order[i - 1];
 	dm->order[i] = (uint16_t)src;
@@ -2911,17 +2911,18 @@ static bool part_room(struct src_part *p)
 
 	if (cap > DEMUX_WINDOW + DEMUX_CARRY + DEMUX_ROOM)
 		cap = DEMUX_WINDOW + DEMUX_CARRY + DEMUX_ROOM;
-	if (p->len + DEMUX_ROOM > cap)
+	if (p->sd.len + DEMUX_ROOM > cap)
 		return false;
-	buf = realloc(p->buf, cap);
+	buf = realloc(p->sd.buf, cap);
 	if (!buf)
 		return false;
-	p->buf = buf;
-	map = realloc(p->map, cap * sizeof(*map));
+	p->sd.buf = buf;
+	map = realloc(p->sd.map, cap * sizeof(*map));
 	if (!map)
 		return false;
-	p->map = map;
+	p->sd.map = map;
 	p->cap = cap;
+	p->sd.lim = cap - NT_MEMO_MAX_BYTES + 1;
 	return true;
 }
 
@@ -2948,10 +2949,10 @@ void demux_route(struct nt_decoder *d, uint64_t off, uint32_t size,
 	uint8_t *to;
 	size_t i;
 
-	if (!p || p->len + DEMUX_ROOM > p->cap) {
+	if (!p || p->sd.len + DEMUX_ROOM > p->cap) {
 		if (!p)
 			p = part_new(d, src);
-		if (!p || (p->len + DEMUX_ROOM > p->cap && !part_room(p))) {
+		if (!p || (p->sd.len + DEMUX_ROOM > p->cap && !part_room(p))) {
 			struct nt_msg m = { .offset = off, .size = size,
 					    .src = (uint16_t)src };
 
@@ -2960,8 +2961,8 @@ void demux_route(struct nt_decoder *d, uint64_t off, uint32_t size,
 			return;
 		}
 	}
-	to = p->buf + p->len;
-	p->map[p->len] = (uint32_t)(off - dm->origin);
+	to = p->sd.buf + p->sd.len;
+	p->sd.map[p->sd.len] = (uint32_t)(off - dm->origin);
 	if (off >= base && at + 8 <= len && size <= 8) {
 		/* most: one word, what follows is overwritten next */
 		memcpy(to, data + at, 8);
@@ -2982,43 +2983,7 @@ void demux_route(struct nt_decoder *d, uint64_t off, uint32_t size,
 			     "message lost splitting the sources", off);
 		return;
 	}
-	p->len += size;
-}
-
-/*
- * The messages nt_reader_skim() found, routed as demux_route() does but
- * for the commonest case with one test: a source with a decoder and
- * room, a message within the window and no nearer its end than
- * NT_MEMO_MAX_BYTES, the most it can be. Each is copied as that many
- * bytes, in one move; what follows it is overwritten next. The rest go
- * to demux_route(). In locals, dm's fields are not read again after
- * each copy, which could change them.
- */
-static void demux_skimmed(struct nt_decoder *d, const struct nt_span *s,
-			  size_t n, const uint8_t *data, size_t len,
-			  uint64_t base)
-{
-	struct src_part **parts = d->dm->parts;
-	uint64_t origin = d->dm->origin;
-	const struct nt_span *end = s + n;
-
-	for (; s < end; s++) {
-		struct src_part *p = parts[s->src];
-		/* as an unsigned, past len if it began before the window */
-		uint64_t at = s->offset - base;
-		size_t to;
-
-		if (!p || p->len + NT_MEMO_MAX_BYTES > p->cap ||
-		    at + NT_MEMO_MAX_BYTES > len) {
-			demux_route(d, s->offset, s->size, s->src, data, len,
-				    base);
-			continue;
-		}
-		to = p->len;
-		p->map[to] = (uint32_t)(s->offset - origin);
-		memcpy(p->buf + to, data + at, NT_MEMO_MAX_BYTES);
-		p->len = to + s->size;
-	}
+	p->sd.len += size;
 }
 
 /* Hand each source's messages to its decoder, in SRC order. */
@@ -3031,12 +2996,12 @@ static void demux_flush(struct nt_decoder *d)
 		struct src_part *p = dm->parts[dm->order[i]];
 		const struct nt_decoder_stats *st;
 
-		if (!p->len)
+		if (!p->sd.len)
 			continue;
-		p->dec->map = p->map;
+		p->dec->map = p->sd.map;
 		p->dec->map_from = p->win_sub;
 		p->dec->map_origin = dm->origin;
-		nt_decoder_feed(p->dec, p->buf, p->len);
+		nt_decoder_feed(p->dec, p->sd.buf, p->sd.len);
 		/* the first of each deviation, while map can place it */
 		st = nt_decoder_stats(p->dec);
 		for (k = 0; k < NT_DEV__COUNT; k++) {
@@ -3050,8 +3015,8 @@ static void demux_flush(struct nt_decoder *d)
 			p->time_sub = p->dec->last_time_at;
 			p->time_at = part_offset(p, p->time_sub);
 		}
-		p->win_sub += p->len;
-		p->len = 0;
+		p->win_sub += p->sd.len;
+		p->sd.len = 0;
 	}
 }
 
@@ -3132,14 +3097,10 @@ static void demux_take(struct nt_decoder *d, const uint8_t *data, size_t len,
 {
 	struct demux *dm = d->dm;
 	struct nt_msg m;
-	size_t n;
 
 	dm->origin = base - DEMUX_CARRY;
 	for (;;) {
-		n = nt_reader_skim(dm->rd, dm->spans, DEMUX_BATCH);
-		demux_skimmed(d, dm->spans, n, data, len, base);
-		if (n == DEMUX_BATCH)
-			continue;
+		nt_reader_split(dm->rd, dm->dst, dm->origin, SIZE_MAX);
 		if (!nt_reader_next(dm->rd, &m))
 			break;
 		if (m.err && m.err != NT_ERR_UNKNOWN_TCODE)

@@ -173,25 +173,33 @@ uint64_t *nt_reader_addr_of(struct nt_reader *r, unsigned int src);
  */
 void nt_reader_take(struct nt_reader *r, size_t n);
 
-/* The longest message the memo keeps, so the longest span skimmed. */
+/* The longest message the memo keeps: see nt_reader_split(). */
 #define NT_MEMO_MAX_BYTES	16
 
-/* A message's place in the stream and its source: nt_reader_skim()'s. */
-struct nt_span {
-	uint64_t offset;
-	uint32_t size;
-	uint16_t src;
+/* Where nt_reader_split() puts the messages of one source. */
+struct nt_split_dst {
+	uint8_t *buf;
+	/* by a message's first byte in buf: its stream offset less origin */
+	uint32_t *map;
+	/* the next message goes at len, while len < lim */
+	size_t len, lim;
 };
 
 /*
  * Up to max of the messages from the reader's position that its memo
- * knows, where they are and no more, into s[0..max); 0 when the next
- * message is not one of them or not whole, which nt_reader_next() then
- * reads. The messages skimmed leave the address history and time as
- * they were: only for a reader that decodes no address. (nonnull: the
- * compiler then drops memo_run_of()'s path for records from it.)
+ * knows, each put where its source's dst says: NT_MEMO_MAX_BYTES bytes
+ * from its first copied to buf + len (what follows it is overwritten by
+ * the next), its stream offset less origin to map[len], and len moved
+ * on by its size. It stops before a message whose source has no dst or
+ * no room, that the memo does not know, or that begins fewer than
+ * NT_MEMO_MAX_BYTES bytes before the end of the bytes fed; the caller
+ * reads that one with nt_reader_next(). Returns the messages put. The
+ * messages split leave the address history and time as they were: only
+ * for a reader that decodes no address. (nonnull: the compiler then
+ * drops memo_run_of()'s path for records from it.)
  */
-size_t nt_reader_skim(struct nt_reader *r, struct nt_span *s, size_t max)
+size_t nt_reader_split(struct nt_reader *r, struct nt_split_dst *const *dst,
+		       uint64_t origin, size_t max)
 	__attribute__((nonnull));
 
 #endif

@@ -1726,8 +1726,9 @@ bool memo_split(const struct memo *e, struct nt_split_dst *const *dst,
  * reads the chunk at the offset less its base: one register for both.
  *
  * With dst (m NULL), each message is put where its source's dst says
- * instead of its record made, and the address histories and times stay
- * as they were: nt_reader_split().
+ * instead of its record made, for as long as there are such messages
+ * (max is not used), and the address histories and times stay as they
+ * were: nt_reader_split().
  */
 static inline __attribute__((always_inline))
 size_t memo_run_of(struct nt_reader *r, struct nt_msg *m,
@@ -1749,7 +1750,6 @@ size_t memo_run_of(struct nt_reader *r, struct nt_msg *m,
 	uint64_t addr1 = srcs == MEMO_TWO ? r->src[1].addr : 0;
 	uint64_t time1 = srcs == MEMO_TWO ? r->src[1].time : 0;
 	struct nt_msg *out = m, *out_end = dst ? NULL : m + max;
-	size_t nsplit = 0;
 	struct memo *memo = r->memo;
 	/* a local: the records' byte copies could change r->src */
 	struct src_state *src = r->src;
@@ -1760,7 +1760,7 @@ size_t memo_run_of(struct nt_reader *r, struct nt_msg *m,
 	 */
 	if (off - r->chunk_base < 7)
 		return 0;
-	while ((dst ? nsplit != max : out != out_end) && off <= last) {
+	while ((dst || out != out_end) && off <= last) {
 		const uint8_t *q = (const uint8_t *)(at + off);
 		uint64_t block = off, ends;
 
@@ -1794,7 +1794,6 @@ size_t memo_run_of(struct nt_reader *r, struct nt_msg *m,
 							(const uint8_t *)(at + off),
 							off, end, origin))
 						goto out;
-					nsplit++;
 				} else {
 					memo_take_of(src, srcs, e, out++, off,
 						     &addr, &time, &addr1,
@@ -1813,7 +1812,6 @@ size_t memo_run_of(struct nt_reader *r, struct nt_msg *m,
 				    !memo_split(e, dst, (const uint8_t *)(at + off),
 						off, end, origin))
 					goto out;
-				nsplit++;
 			} else {
 				memo_take_of(src, srcs, e, out++, off, &addr,
 					     &time, &addr1, &time1, timed);
@@ -1822,14 +1820,14 @@ size_t memo_run_of(struct nt_reader *r, struct nt_msg *m,
 			ends &= ends - 1;
 			if (!ends)
 				break;
-			if (dst ? nsplit == max : out == out_end)
+			if (!dst && out == out_end)
 				goto out;
 		}
 	}
 out:
 	r->pos = off - r->chunk_base;
 	if (dst)
-		return nsplit;
+		return 0;
 	if (srcs != MEMO_MANY) {
 		r->src[0].addr = addr;
 		r->src[0].time = time;
@@ -1861,12 +1859,11 @@ static size_t memo_run(struct nt_reader *r, struct nt_msg *m, size_t max)
 	return memo_run_of(r, m, NULL, 0, max, MEMO_ONE, false);
 }
 
-size_t nt_reader_split(struct nt_reader *r, struct nt_split_dst *const *dst,
-		       uint64_t origin, size_t max)
+void nt_reader_split(struct nt_reader *r, struct nt_split_dst *const *dst,
+		     uint64_t origin)
 {
-	if (!r->memo || !lean_ready(r))
-		return 0;
-	return memo_run_of(r, NULL, dst, origin, max, MEMO_ONE, false);
+	if (r->memo && lean_ready(r))
+		memo_run_of(r, NULL, dst, origin, 0, MEMO_ONE, false);
 }
 
 size_t nt_reader_next_batch(struct nt_reader *r, struct nt_msg *m,

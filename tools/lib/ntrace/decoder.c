@@ -3100,7 +3100,7 @@ static void demux_take(struct nt_decoder *d, const uint8_t *data, size_t len,
 
 	dm->origin = base - DEMUX_CARRY;
 	for (;;) {
-		nt_reader_split(dm->rd, dm->dst, dm->origin, SIZE_MAX);
+		nt_reader_split(dm->rd, dm->dst, dm->origin);
 		if (!nt_reader_next(dm->rd, &m))
 			break;
 		if (m.err && m.err != NT_ERR_UNKNOWN_TCODE)

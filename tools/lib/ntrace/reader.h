@@ -186,20 +186,20 @@ struct nt_split_dst {
 };
 
 /*
- * Up to max of the messages from the reader's position that its memo
- * knows, each put where its source's dst says: NT_MEMO_MAX_BYTES bytes
- * from its first copied to buf + len (what follows it is overwritten by
- * the next), its stream offset less origin to map[len], and len moved
- * on by its size. It stops before a message whose source has no dst or
- * no room, that the memo does not know, or that begins fewer than
+ * The messages from the reader's position that its memo knows, each
+ * put where its source's dst says: NT_MEMO_MAX_BYTES bytes from its
+ * first copied to buf + len (what follows it is overwritten by the
+ * next), its stream offset less origin to map[len], and len moved on by
+ * its size. It stops before a message whose source has no dst or no
+ * room, that the memo does not know, or that begins fewer than
  * NT_MEMO_MAX_BYTES bytes before the end of the bytes fed; the caller
- * reads that one with nt_reader_next(). Returns the messages put. The
- * messages split leave the address history and time as they were: only
- * for a reader that decodes no address. (nonnull: the compiler then
- * drops memo_run_of()'s path for records from it.)
+ * reads that one with nt_reader_next(). The messages split leave the
+ * address history and time as they were: only for a reader that
+ * decodes no address. (nonnull: the compiler then drops memo_run_of()'s
+ * path for records from it.)
  */
-size_t nt_reader_split(struct nt_reader *r, struct nt_split_dst *const *dst,
-		       uint64_t origin, size_t max)
+void nt_reader_split(struct nt_reader *r, struct nt_split_dst *const *dst,
+		     uint64_t origin)
 	__attribute__((nonnull));
 
 #endif

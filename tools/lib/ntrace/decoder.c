@@ -2791,7 +2791,6 @@ struct src_part {
 	 */
 	struct nt_split_dst sd;
 	size_t cap;
-	uint64_t win_sub;	/* child offset of buf[0] */
 	/* events given as they are: damage, whose offsets are the parent's */
 	bool raw;
 	bool dev_seen[NT_DEV__COUNT];
@@ -2834,8 +2833,10 @@ static inline uint64_t map_offset(uint64_t off, uint64_t win, size_t len,
 
 static uint64_t part_offset(const struct src_part *p, uint64_t off)
 {
-	return map_offset(off, p->win_sub, p->sd.len, p->parent->dm->origin,
-			  p->sd.map);
+	const struct nt_decoder *c = p->dec;
+
+	/* the window the child was fed last: see demux_flush() */
+	return map_offset(off, c->map_from, p->sd.len, c->map_origin, c->map);
 }
 
 /*
@@ -2892,7 +2893,7 @@ static struct src_part *part_new(struct nt_decoder *d, unsigned int src)
 				     d->imgs[i].ctx);
 	nt_decoder_feed(p->dec, &idle, 1);
 	p->dec->hand_to = d;
-	p->win_sub = 1;
+	p->dec->map_from = 1;
 	dm->parts[src] = p;
 	dm->dst[src] = &p->sd;
 	for (i = dm->nparts++; i && dm->order[i - 1] > src; i--)
@@ -2998,8 +2999,8 @@ static void demux_flush(struct nt_decoder *d)
 
 		if (!p->sd.len)
 			continue;
+		/* map_from is where the last window ended */
 		p->dec->map = p->sd.map;
-		p->dec->map_from = p->win_sub;
 		p->dec->map_origin = dm->origin;
 		nt_decoder_feed(p->dec, p->sd.buf, p->sd.len);
 		/* the first of each deviation, while map can place it */
@@ -3015,7 +3016,7 @@ static void demux_flush(struct nt_decoder *d)
 			p->time_sub = p->dec->last_time_at;
 			p->time_at = part_offset(p, p->time_sub);
 		}
-		p->win_sub += p->sd.len;
+		p->dec->map_from += p->sd.len;
 		p->sd.len = 0;
 	}
 }

@@ -2773,8 +2773,8 @@ static uint32_t record_end(struct nt_decoder *d, const struct nt_msg *m,
 #define DEMUX_WINDOW		(1u << 20)
 /* longer than any whole message: see max_msg_bytes() */
 #define DEMUX_CARRY		(2 * NT_MAX_VENDOR_MSG_BYTES)
-/* room a message is copied into: whole words, see demux_route() */
-#define DEMUX_ROOM		(NT_MAX_VENDOR_MSG_BYTES + 8)
+/* room demux_route() copies a message into: the longest one */
+#define DEMUX_ROOM		NT_MAX_VENDOR_MSG_BYTES
 /*
  * Decoders, each about 700 KiB before its first window: the sources
  * past the first fifteen share the last one, in stream order, so that
@@ -2936,13 +2936,11 @@ static void demux_damage(struct nt_decoder *d, const struct nt_msg *m,
 
 /*
  * The message of size bytes at parent offset off from source src, of the
- * window at parent offset base (len bytes at data): copied for its
- * source.
+ * window at parent offset base whose bytes are at data: copied for its
+ * source. It ends in the window, which it may begin before.
  */
-static inline __attribute__((always_inline))
-void demux_route(struct nt_decoder *d, uint64_t off, uint32_t size,
-		 unsigned int src, const uint8_t *data, size_t len,
-		 uint64_t base)
+static void demux_route(struct nt_decoder *d, uint64_t off, uint32_t size,
+			unsigned int src, const uint8_t *data, uint64_t base)
 {
 	struct demux *dm = d->dm;
 	struct src_part *p = dm->parts[src];
@@ -2964,10 +2962,7 @@ void demux_route(struct nt_decoder *d, uint64_t off, uint32_t size,
 	}
 	to = p->sd.buf + p->sd.len;
 	p->sd.map[p->sd.len] = (uint32_t)(off - dm->origin);
-	if (off >= base && at + 8 <= len && size <= 8) {
-		/* most: one word, what follows is overwritten next */
-		memcpy(to, data + at, 8);
-	} else if (off >= base) {
+	if (off >= base) {
 		memcpy(to, data + at, size);
 	} else if (base - off <= DEMUX_CARRY) {
 		/* it began before the window: see demux_keep() */
@@ -3093,7 +3088,7 @@ static void demux_stats(struct nt_decoder *d)
 }
 
 /* The reader's records of the window, routed, damage where it falls. */
-static void demux_take(struct nt_decoder *d, const uint8_t *data, size_t len,
+static void demux_take(struct nt_decoder *d, const uint8_t *data,
 		       uint64_t base)
 {
 	struct demux *dm = d->dm;
@@ -3106,13 +3101,12 @@ static void demux_take(struct nt_decoder *d, const uint8_t *data, size_t len,
 			break;
 		if (m.err && m.err != NT_ERR_UNKNOWN_TCODE)
 			demux_damage(d, &m, nt_err_name(m.err), m.err_at);
-		else if (m.size > DEMUX_ROOM - 8)
+		else if (m.size > DEMUX_ROOM)
 			/* no reader makes one: DEMUX_ROOM has no room for it */
 			demux_damage(d, &m, "message lost splitting the sources",
 				     m.offset);
 		else
-			demux_route(d, m.offset, m.size, m.src, data, len,
-				    base);
+			demux_route(d, m.offset, m.size, m.src, data, base);
 	}
 	demux_flush(d);
 }
@@ -3142,7 +3136,7 @@ static void demux_feed(struct nt_decoder *d, const uint8_t *data, size_t len)
 
 		nt_reader_feed(dm->rd, data, n);
 		dm->fed += n;
-		demux_take(d, data, n, base);
+		demux_take(d, data, base);
 		demux_keep(dm, data, n);
 		data += n;
 		len -= n;
@@ -3156,7 +3150,7 @@ static void demux_finish(struct nt_decoder *d)
 	unsigned int i;
 
 	nt_reader_finish(dm->rd);
-	demux_take(d, NULL, 0, dm->fed);
+	demux_take(d, NULL, dm->fed);
 	for (i = 0; i < dm->nparts; i++)
 		nt_decoder_finish(dm->parts[dm->order[i]]->dec);
 	demux_stats(d);

@@ -1694,16 +1694,18 @@ int nt_reader_next(struct nt_reader *r, struct nt_msg *m)
 /*
  * The message memo e knows, from stream offset off to end and at q, to
  * its source's dst (nt_reader_split()): false, with nothing done, if
- * the source has none or it has no room.
+ * it starts after last (its copy would leave the chunk) or its source
+ * has no dst or no room.
  */
 static inline __attribute__((always_inline))
 bool memo_split(const struct memo *e, struct nt_split_dst *const *dst,
-		const uint8_t *q, uint64_t off, uint64_t end, uint64_t origin)
+		const uint8_t *q, uint64_t off, uint64_t end, uint64_t last,
+		uint64_t origin)
 {
 	struct nt_split_dst *p = dst[memo_src_of(e)];
 	size_t to;
 
-	if (!p || p->len >= p->lim)
+	if (off > last || !p || p->len >= p->lim)
 		return false;
 	to = p->len;
 	p->map[to] = (uint32_t)(off - origin);
@@ -1789,10 +1791,10 @@ size_t memo_run_of(struct nt_reader *r, struct nt_msg *m,
 				if (!e)
 					goto out;
 				if (dst) {
-					if (off > split_last ||
-					    !memo_split(e, dst,
+					if (!memo_split(e, dst,
 							(const uint8_t *)(at + off),
-							off, end, origin))
+							off, end, split_last,
+							origin))
 						goto out;
 				} else {
 					memo_take_of(src, srcs, e, out++, off,
@@ -1808,9 +1810,8 @@ size_t memo_run_of(struct nt_reader *r, struct nt_msg *m,
 			if (e->bytes != bytes)
 				goto out;
 			if (dst) {
-				if (off > split_last ||
-				    !memo_split(e, dst, (const uint8_t *)(at + off),
-						off, end, origin))
+				if (!memo_split(e, dst, (const uint8_t *)(at + off),
+						off, end, split_last, origin))
 					goto out;
 			} else {
 				memo_take_of(src, srcs, e, out++, off, &addr,

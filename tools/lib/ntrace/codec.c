@@ -751,6 +751,11 @@ uint64_t *nt_reader_addr_of(struct nt_reader *r, unsigned int src)
 	return &r->src[src].addr;
 }
 
+uint64_t *nt_reader_time_of(struct nt_reader *r, unsigned int src)
+{
+	return &r->src[src].time;
+}
+
 void nt_reader_take(struct nt_reader *r, size_t n)
 {
 	r->pos += n;

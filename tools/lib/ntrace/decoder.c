@@ -119,6 +119,7 @@ struct src_dec {
 	uint8_t walk_out;
 	uint32_t run_prev;	/* the run its last message was: run_find() */
 	uint64_t *addr;		/* the reader's address history of it */
+	uint64_t *time;		/* the reader's time of it */
 	unsigned int run_epoch_slot;	/* where run_epoch() looks first */
 };
 
@@ -188,9 +189,16 @@ struct run {
 	 * it on (a chain's or a pair's last message's)
 	 */
 	uint8_t tail_off, tail_from;
+	/* RUN_TIMED: where its last message with a TSTAMP starts */
+	uint8_t time_off;
 	uint64_t offs;
 	uint64_t icnt, hist;	/* for a RepeatBranch after it */
 	uint64_t push;		/* what it pushes, without RUN_STACK */
+	/*
+	 * A TSTAMP stream's: the TSTAMPs of its messages summed, and the
+	 * time its events' times count from (see run_take())
+	 */
+	uint64_t dt, t_from;
 };
 
 #define RUN_INDIRECT		(1u << 0)	/* its target is U-ADDR's */
@@ -200,6 +208,7 @@ struct run {
 #define RUN_HEAD		(1u << 4)	/* may be chained to the next */
 /* one message of 9 to 16 bytes: run_find_long()'s, never a successor */
 #define RUN_LONG		(1u << 5)
+#define RUN_TIMED		(1u << 6)	/* a message of it has TSTAMP */
 /* the events take at least this many slots: see run_take() */
 #define RUN_MIN_EVENT_SLOTS	4
 /* a chain's bytes: two words */
@@ -351,8 +360,13 @@ struct nt_decoder *nt_decoder_new(const struct nt_decoder_cfg *cfg,
 	d->slot_mask = (1u << 12) - 1;
 	if (!d->dm)
 		d->slots = calloc(d->slot_mask + 1, sizeof(*d->slots));
-	/* A run is keyed by the message's bytes: a TSTAMP makes one a message */
-	d->run_on = cfg->run_cache && !cfg->stream.timestamps && !d->dm;
+	/*
+	 * A run adds its TSTAMPs to the time (run_take()): SiFive's, the
+	 * bits that changed, are no sum.
+	 */
+	d->run_on = cfg->run_cache && !d->dm &&
+		    !(cfg->stream.timestamps &&
+		      (cfg->stream.quirks & NT_QUIRK_SIFIVE));
 	if (d->run_on) {
 		d->run_slots = calloc(1u << RUN_SLOTS_LOG2,
 				      sizeof(*d->run_slots));
@@ -515,6 +529,7 @@ static struct src_dec *get_src(struct nt_decoder *d, unsigned int src)
 	}
 	select_images(d, s);
 	s->addr = nt_reader_addr_of(d->rd, src);
+	s->time = nt_reader_time_of(d->rd, src);
 	d->srcs[src] = s;
 	return s;
 }
@@ -2083,17 +2098,20 @@ static inline bool run_may_take(const struct src_dec *s)
 
 /*
  * A stretch of messages of s ends, last its last run taken (NULL: none),
- * pc and addr its PC and address history after it: what only the last
- * one decides, written back.
+ * pc, addr and time its PC, address history and time (if timed) after
+ * it: what only the last one decides, written back.
  */
 static inline void run_stretch_end(struct src_dec *s, const struct run *last,
-				   uint64_t pc, uint64_t addr, uint32_t prev)
+				   uint64_t pc, uint64_t addr, uint64_t time,
+				   uint32_t prev, bool timed)
 {
 	s->run_prev = prev;
 	if (!last)
 		return;
 	s->pc = pc;
 	*s->addr = addr;
+	if (timed)
+		*s->time = time;
 	s->priv_may_change = last->flags & RUN_PRIV_MAY_CHANGE;
 	s->last.tcode = last->tcode;
 	s->last.btype = NT_BTYPE_INDIRECT;
@@ -2206,7 +2224,13 @@ run_fuse(struct nt_decoder *d, struct run *a, struct run *b)
 	f->chain = 0;
 	f->nev = (uint16_t)nev;
 	f->size = (uint8_t)(a->size + b->size);
-	f->flags = b->flags & (RUN_INDIRECT | RUN_PRIV_MAY_CHANGE);
+	f->flags = (b->flags & (RUN_INDIRECT | RUN_PRIV_MAY_CHANGE)) |
+		   ((a->flags | b->flags) & RUN_TIMED);
+	f->time_off = (uint8_t)(b->flags & RUN_TIMED ? a->size + b->time_off :
+				a->time_off);
+	f->dt = a->dt + b->dt;
+	/* b was taken right after a, which may be b itself: see below */
+	f->t_from = b->t_from - a->dt;
 	/* a head, like a single run, unless nothing can follow it */
 	if (!(f->flags & RUN_PRIV_MAY_CHANGE) && !npop &&
 	    f->size < RUN_CHAIN_BYTES)
@@ -2225,6 +2249,13 @@ run_fuse(struct nt_decoder *d, struct run *a, struct run *b)
 	memcpy(run_events(f), run_events(a), a->nev * sizeof(struct nt_event));
 	memcpy(run_events(f) + a->nev, run_events(b),
 	       b->nev * sizeof(struct nt_event));
+	/*
+	 * b's events have their times of this take. a's have theirs from
+	 * a->t_from, its last: this take's too, unless a is b (a loop of
+	 * one message), whose take since then moved them on.
+	 */
+	for (i = 0; i < a->nev; i++)
+		run_events(f)[i].time += f->t_from - a->t_from;
 	f->to_at = (uint16_t)((uint8_t *)&run_events(f)[nev - 1].to -
 			      (uint8_t *)f);
 	a->chain = at;
@@ -2262,14 +2293,15 @@ static inline void run_hand(struct nt_decoder *d, const struct nt_event *ev,
  * one by one. A run's bytes hold the message's SRC, and its epoch is of
  * one source (each has its own image order), so a run is of one
  * source; switching the source in the loop costs a write-back and a
- * load of its state. with_src, a constant in each of the two copies
- * (run_cache_take()'s and run_take_srcs()), leaves the test of each
- * message's SRC out of streams without one. The state is in plain
- * locals: kept in a struct, GCC left it in memory, 10% slower.
+ * load of its state. with_src, mapped and timed are constants in each
+ * copy (run_cache_take() picks one): without SRC the test of each
+ * message's SRC is left out, and without TSTAMP the time is, which
+ * only a stream with TSTAMP moves. The state is in plain locals: kept
+ * in a struct, GCC left it in memory, 10% slower.
  */
 static inline __attribute__((always_inline))
 size_t run_take(struct nt_decoder *d, const uint8_t *p, size_t avail,
-		uint64_t off, bool with_src, bool mapped)
+		uint64_t off, bool with_src, bool mapped, bool timed)
 {
 	/* mapped: where p's bytes start, from map_origin */
 	const uint32_t *map = mapped ? d->map + (off - d->map_from) : NULL;
@@ -2280,6 +2312,8 @@ size_t run_take(struct nt_decoder *d, const uint8_t *p, size_t avail,
 	uint64_t src_w = 0, src_wmask = msg_src_wmask(src_bits);
 	uint64_t insns = 0, half = 0, taken = 0, msgs = 0, pc = 0, addr = 0;
 	uint64_t chained = 0;
+	/* timed: the source's time, and the last TSTAMP's */
+	uint64_t time = 0, last_time = 0, last_time_at = 0;
 	unsigned int ring_mask = d->ring_mask;
 	struct run *e, *last = NULL;
 	struct src_dec *s = NULL;
@@ -2295,7 +2329,8 @@ size_t run_take(struct nt_decoder *d, const uint8_t *p, size_t avail,
 		w = load_bytes(p + done);
 		if (!s || (with_src && ((w ^ src_w) & src_wmask))) {
 			if (s)
-				run_stretch_end(s, last, pc, addr, prev);
+				run_stretch_end(s, last, pc, addr, time, prev,
+						timed);
 			src_w = w;
 			s = d->srcs[msg_src(w, src_bits)];
 			if (!run_may_take(s)) {
@@ -2305,6 +2340,8 @@ size_t run_take(struct nt_decoder *d, const uint8_t *p, size_t avail,
 			last = NULL;
 			pc = s->pc;
 			addr = *s->addr;
+			if (timed)
+				time = *s->time;
 			epoch = run_epoch(d, s);
 			prev = s->run_prev;
 		}
@@ -2386,6 +2423,22 @@ size_t run_take(struct nt_decoder *d, const uint8_t *p, size_t avail,
 				ev[i].offset = off + done +
 					       run_event_off(e, i);
 		}
+		if (timed) {
+			/*
+			 * Its events' times less t_from are its messages'
+			 * TSTAMPs summed up to each: moved to this time.
+			 */
+			uint64_t dt = time - e->t_from;
+
+			e->t_from = time;
+			for (i = 0; i < e->nev; i++)
+				ev[i].time += dt;
+			time += e->dt;
+			if (e->flags & RUN_TIMED) {
+				last_time = time;
+				last_time_at = off + done + e->time_off;
+			}
+		}
 		run_hand(to, ev, e->nev);
 		/* the first time e comes right after such a run */
 		if (last && (last->flags & RUN_HEAD))
@@ -2395,7 +2448,11 @@ size_t run_take(struct nt_decoder *d, const uint8_t *p, size_t avail,
 		done += e->size;
 	}
 	if (s)
-		run_stretch_end(s, last, pc, addr, prev);
+		run_stretch_end(s, last, pc, addr, time, prev, timed);
+	if (timed && last_time_at) {
+		d->st.last_time = last_time;
+		d->last_time_at = last_time_at;
+	}
 	d->st.msgs += msgs;
 	d->st.cached_msgs += msgs;
 	d->st.chained_msgs += chained;
@@ -2414,7 +2471,7 @@ static size_t __attribute__((noinline))
 run_take_srcs(struct nt_decoder *d, const uint8_t *p, size_t avail,
 	      uint64_t off)
 {
-	return run_take(d, p, avail, off, true, false);
+	return run_take(d, p, avail, off, true, false, false);
 }
 
 /* The copy for cfg.by_source's children ("by source" below). */
@@ -2422,7 +2479,25 @@ static size_t __attribute__((noinline))
 run_take_mapped(struct nt_decoder *d, const uint8_t *p, size_t avail,
 		uint64_t off)
 {
-	return run_take(d, p, avail, off, true, true);
+	return run_take(d, p, avail, off, true, true, false);
+}
+
+/*
+ * The copies for streams with TSTAMP, with SRC or without (its test
+ * then always finds the same source), by source or not.
+ */
+static size_t __attribute__((noinline))
+run_take_timed(struct nt_decoder *d, const uint8_t *p, size_t avail,
+	       uint64_t off)
+{
+	return run_take(d, p, avail, off, true, false, true);
+}
+
+static size_t __attribute__((noinline))
+run_take_mapped_timed(struct nt_decoder *d, const uint8_t *p, size_t avail,
+		      uint64_t off)
+{
+	return run_take(d, p, avail, off, true, true, true);
 }
 
 /*
@@ -2460,12 +2535,16 @@ static void run_cache_take(struct nt_decoder *d)
 		p = nt_reader_peek(d->rd, &avail, &off);
 		if (!p)
 			return;
-		if (d->hand_to)
+		if (d->cfg.stream.timestamps)
+			done = d->hand_to ?
+			       run_take_mapped_timed(d, p, avail, off) :
+			       run_take_timed(d, p, avail, off);
+		else if (d->hand_to)
 			done = run_take_mapped(d, p, avail, off);
 		else if (d->cfg.stream.src_bits)
 			done = run_take_srcs(d, p, avail, off);
 		else
-			done = run_take(d, p, avail, off, false, false);
+			done = run_take(d, p, avail, off, false, false, false);
 		nt_reader_take(d->rd, done);
 		d->run_long = NULL;
 		/* a long run not taken after all (no room on the stack) */
@@ -2480,6 +2559,8 @@ static void run_cache_take(struct nt_decoder *d)
 /* What a message is recorded with, for record_end(). */
 struct run_start {
 	uint64_t pc, bytes, mask, bytes2, mask2, offset, addr, gaps, errors;
+	/* the source's time, and where the last TSTAMP was */
+	uint64_t time, time_at;
 	uint64_t insns, halfwords, transfers;
 	uint64_t deviations[NT_DEV__COUNT];
 	/* first_size: of the ResourceFull a pair starts with, else 0 */
@@ -2557,6 +2638,8 @@ static bool record_begin(struct nt_decoder *d, struct run_start *rs)
 		rs->size += (unsigned int)(64 - __builtin_clzll(rs->mask2)) / 8;
 	rs->pc = s->pc;
 	rs->addr = *s->addr;
+	rs->time = *s->time;
+	rs->time_at = d->last_time_at;
 	rs->epoch = run_epoch(d, s);
 	rs->count = s->count;
 	rs->gaps = d->st.gaps;
@@ -2630,7 +2713,9 @@ static uint32_t record_end(struct nt_decoder *d, const struct nt_msg *m,
 	    d->st.gaps != rs->gaps || d->st.errors != rs->errors ||
 	    memcmp(d->st.deviations, rs->deviations, sizeof(rs->deviations)) ||
 	    d->ecall || !s->synced || !s->last_valid || s->pend_icnt ||
-	    s->walked || s->want_scontext)
+	    s->walked || s->want_scontext ||
+	    (d->last_time_at != rs->time_at &&
+	     d->last_time_at - rs->offset >= rs->size))
 		return 0;
 	if ((m->tcode != NT_TCODE_DIRECT_BRANCH && s->pc != m->target) ||
 	    d->rec_evs[d->rec_nev - 1].to != s->pc)
@@ -2723,6 +2808,15 @@ static uint32_t record_end(struct nt_decoder *d, const struct nt_msg *m,
 	e->offs = offs;
 	e->tail_off = (uint8_t)tail_off;
 	e->tail_from = (uint8_t)tail_from;
+	/* its events' times are rs->time plus TSTAMPs: see run_take() */
+	e->t_from = rs->time;
+	e->dt = m->time - rs->time;
+	if (d->last_time_at != rs->time_at) {
+		e->flags |= RUN_TIMED;
+		e->time_off = (uint8_t)(d->last_time_at - rs->offset);
+	} else {
+		e->time_off = 0;
+	}
 	/* see run_fuse() */
 	if (!(e->flags & (RUN_PRIV_MAY_CHANGE | RUN_STACK | RUN_GUARDED)) &&
 	    !npop)

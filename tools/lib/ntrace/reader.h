@@ -166,10 +166,16 @@ const uint8_t *nt_reader_peek(const struct nt_reader *r, size_t *avail,
  */
 uint64_t *nt_reader_addr_of(struct nt_reader *r, unsigned int src);
 /*
- * Past n bytes of whole messages from nt_reader_peek(). Only for streams
- * without TSTAMP, and only once the caller has set the address history
- * of each source those messages changed: no other reader state depends
- * on them.
+ * Where the reader keeps the time of source src (the last TSTAMP's sum,
+ * to which the next relative TSTAMP adds), for as long as the reader
+ * lives.
+ */
+uint64_t *nt_reader_time_of(struct nt_reader *r, unsigned int src);
+/*
+ * Past n bytes of whole messages from nt_reader_peek(), once the caller
+ * has set the address history and the time of each source those
+ * messages changed: no other reader state depends on them. Not for
+ * SiFive's TSTAMP (NT_QUIRK_SIFIVE), whose time is no sum.
  */
 void nt_reader_take(struct nt_reader *r, size_t n);
 

@@ -6,8 +6,9 @@
  *
  * The program's records are replayed through the encoder until the trace
  * holds at least INSNS instructions (default 300M), for three option sets,
- * and for two of them again with two sources: two harts through a
- * funnel, SRC 1 bit wide. Or TRACE, an HTM or BTM trace of the ELF
+ * for two of them again with two sources (two harts through a funnel,
+ * SRC 1 bit wide) and again with TSTAMP (a time unit a record, as
+ * `ntrace encode` stamps them). Or TRACE, an HTM or BTM trace of the ELF
  * without TSTAMP (its SRC SRC_BITS wide, default none), is decoded as it
  * is. Each trace is written to a file and decoded in a
  * child process reading 1 MiB at a time, so the child's peak RSS is the
@@ -262,6 +263,17 @@ static void os_htm_plain(struct nt_encoder_cfg *c)
 	(void)c;
 }
 
+static void os_htm_ts(struct nt_encoder_cfg *c)
+{
+	c->stream.timestamps = true;
+}
+
+static void os_btm_ts(struct nt_encoder_cfg *c)
+{
+	os_btm(c);
+	c->stream.timestamps = true;
+}
+
 /*
  * The best (least CPU time) of reps runs; peak RSS the largest, and
  * not ok if any run was not.
@@ -351,6 +363,8 @@ int main(int argc, char **argv)
 		{ "btm", os_btm, 1 },
 		{ "htm, 2 sources", os_htm_plain, 2 },
 		{ "btm, 2 sources", os_btm, 2 },
+		{ "htm+ts", os_htm_ts, 1 },
+		{ "btm+ts", os_btm_ts, 1 },
 	};
 	uint64_t min_insns = 300000000;
 	unsigned long reps = 3;

@@ -2431,7 +2431,12 @@ size_t run_take(struct nt_decoder *d, const uint8_t *p, size_t avail,
 			uint64_t dt = time - e->t_from;
 
 			e->t_from = time;
-			for (i = 0; i < e->nev; i++)
+			/* the first four slots are there, as for offsets */
+			ev[0].time += dt;
+			ev[1].time += dt;
+			ev[2].time += dt;
+			ev[3].time += dt;
+			for (i = 4; i < e->nev; i++)
 				ev[i].time += dt;
 			time += e->dt;
 			if (e->flags & RUN_TIMED) {

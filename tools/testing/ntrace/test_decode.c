@@ -822,6 +822,142 @@ static void run_cache_same(struct prog *p)
 }
 
 /*
+ * An image added while decoding (perf adds one at each mmap event)
+ * changes the image order of the sources it is for: here a copy of the
+ * 8 KiB around the middle of p's run, for process 1, added a sixth of
+ * the way into buf (see run_cache_states()). Its copy is searched
+ * first from then on, so the events point at its bytes (ev->code), and
+ * the runs made before it must not be taken again.
+ */
+static void run_cache_new_image(struct prog *p,
+				const struct nt_decoder_cfg *dc,
+				const uint8_t *buf, size_t len)
+{
+	uint64_t at = p->pcs[p->npcs / 2] & ~0xfffull;
+	const uint8_t *code, *copied;
+	struct evlog l[2] = { { 0 } };
+	struct nt_image *copy;
+	const char *err = NULL;
+	size_t avail, n, i, in_copy = 0;
+	unsigned int k;
+
+	code = nt_image_lookup(p->img, at, &avail);
+	n = avail < 8192 ? avail : 8192;
+	copy = nt_image_new();
+	if (!code || !copy || nt_image_add_mem(copy, code, n, at, &err))
+		abort();
+	copied = nt_image_lookup(copy, at, &avail);
+	for (k = 0; k < 2; k++) {
+		struct nt_decoder_cfg cfg = *dc;
+		struct nt_decoder *d;
+
+		cfg.run_cache = k;
+		d = nt_decoder_new(&cfg, log_event, &l[k], &err);
+		if (!d)
+			abort();
+		nt_decoder_add_image(d, p->img, true, 0);
+		nt_decoder_feed(d, buf, len / 6);
+		nt_decoder_add_image(d, copy, false, 1);
+		nt_decoder_feed(d, buf + len / 6, len - len / 6);
+		nt_decoder_finish(d);
+		nt_decoder_free(d);
+	}
+	for (i = 0; i < l[0].n && i < l[1].n; i++) {
+		if (!same_event(&l[0].ev[i], &l[1].ev[i]))
+			break;
+		in_copy += l[0].ev[i].code >= copied &&
+			   l[0].ev[i].code < copied + n;
+	}
+	tap_ok(l[0].n == l[1].n && i == l[0].n && in_copy,
+	       "%s: an image added while decoding, the run cache changes "
+	       "none of %zu events (%zu walk the image's bytes)", p->name,
+	       l[0].n, in_copy);
+	free(l[0].ev);
+	free(l[1].ev);
+	nt_image_free(copy);
+}
+
+/*
+ * p run three times in a row, each time entered from the trap the time
+ * before ends with: by process 1 in user mode, by process 2 (another
+ * scontext, so another image order) in user mode, and by process 2 in
+ * supervisor mode. A run is taken only in the state it was made in
+ * (context, privilege, image order), and a source keeps its state's
+ * epoch until the state changes: were a change missed, the runs of the
+ * state before would hand out their events, context and privilege
+ * included.
+ */
+static void run_cache_states(struct prog *p)
+{
+	static const struct {
+		uint64_t ctx;
+		uint8_t priv;
+	} passes[] = {
+		{ 1, NT_PRIV_U }, { 2, NT_PRIV_U }, { 2, NT_PRIV_S },
+	};
+	size_t k;
+
+	for (k = 0; k < 2; k++) {
+		struct nt_encoder_cfg ecfg;
+		struct nt_decoder_cfg dc;
+		struct nt_encoder *e;
+		struct cache_cmp c[2];
+		unsigned int seen = 0, j;
+		const uint8_t *out;
+		const char *err = NULL;
+		uint8_t *buf;
+		size_t len, i;
+
+		nt_encoder_cfg_default(&ecfg);
+		option_sets[k].apply(&ecfg);
+		ecfg.context = true;
+		e = nt_encoder_new(&ecfg, &err);
+		if (!e)
+			abort();
+		nt_encoder_start(e, NT_SYNC_TRACE_ENABLE);
+		for (j = 0; j < sizeof(passes) / sizeof(passes[0]); j++) {
+			for (i = 0; i < p->nrecs; i++) {
+				struct nt_record r = p->recs[i];
+
+				r.context = passes[j].ctx;
+				r.priv = passes[j].priv;
+				nt_encoder_retire(e, &r);
+			}
+		}
+		nt_encoder_stop(e, NT_EVCODE_TRACE_DISABLED, 0);
+		out = nt_encoder_output(e, &len);
+		buf = malloc(len);
+		memcpy(buf, out, len);
+		nt_encoder_free(e);
+
+		nt_decoder_cfg_default(&dc);
+		dc.stream = ecfg.stream;
+		dc.all_jumps = ecfg.all_jumps;
+		dc.mode = ecfg.mode;
+		cache_cmp_run(&c[0], &dc, p->img, buf, len, false, 0);
+		cache_cmp_run(&c[1], &dc, p->img, buf, len, true, 4096);
+		/* the runs of every state, each seen by the events */
+		for (i = 0; i < c[0].off.n; i++)
+			for (j = 0; j < sizeof(passes) / sizeof(passes[0]); j++)
+				if (c[0].off.ev[i].kind == NT_EV_INSNS &&
+				    c[0].off.ev[i].context == passes[j].ctx &&
+				    c[0].off.ev[i].priv == passes[j].priv)
+					seen |= 1u << j;
+		tap_ok(c[0].same && c[1].same && seen == 7 &&
+		       c[0].st_on.cached_msgs > 0,
+		       "%s %s: three states in a row, the run cache changes "
+		       "none of %zu events (it took %" PRIu64 " of %" PRIu64
+		       " messages)", p->name, option_sets[k].name, c[0].off.n,
+		       c[0].st_on.cached_msgs, c[0].st_on.msgs);
+		cache_cmp_free(&c[0]);
+		cache_cmp_free(&c[1]);
+		if (!k)
+			run_cache_new_image(p, &dc, buf, len);
+		free(buf);
+	}
+}
+
+/*
  * What a funnel makes of two encoders' traces: their messages (up to
  * an MSEO=11 byte) interleaved in stretches of 1 to 64, so that the
  * two run out of step even when they trace the same program.
@@ -3097,6 +3233,7 @@ int main(int argc, char **argv)
 		bluespec_path(&p);
 		damage_tests(&p);
 		run_cache_same(&p);
+		run_cache_states(&p);
 		run_cache_sources(&p);
 		by_source_same(&p);
 		if (i == 0)

@@ -601,7 +601,7 @@ struct nt_decoder_cfg {
 	bool images_complete;
 	/*
 	 * Remember how each short branch message decoded from each PC and
-	 * take it again from its bytes (the run cache, streams without
+	 * take it again from its bytes (the run cache; not for SiFive's
 	 * TSTAMP): the same events, many times faster. On by default;
 	 * off only to compare.
 	 */

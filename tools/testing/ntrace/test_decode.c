@@ -1196,6 +1196,12 @@ static void src_cmp_free(struct src_cmp *c)
 	free(c->log[1].times);
 }
 
+static void os_htm_ir3_rh_ts(struct nt_encoder_cfg *c)
+{
+	os_htm_ir3_rh(c);
+	c->stream.timestamps = true;
+}
+
 /*
  * cfg.by_source against stream order, on two sources through a funnel
  * (SRC 2 bits and 12), clean and damaged, fed whole and in pieces,
@@ -1206,11 +1212,16 @@ static void src_cmp_free(struct src_cmp *c)
 static void by_source_same(struct prog *p)
 {
 	static const unsigned int sets[] = { 0, 2, 5, 7, 8 };
+	/* repeated history with TSTAMP: no option set has both */
+	static const struct option_set rh_ts = {
+		"htm+ir3+repeat-history+ts", os_htm_ir3_rh_ts,
+	};
 	uint64_t state = 0x6a09e667f3bcc909ull;
 	size_t k;
 
-	for (k = 0; k < sizeof(sets) / sizeof(sets[0]); k++) {
-		const struct option_set *os = &option_sets[sets[k]];
+	for (k = 0; k <= sizeof(sets) / sizeof(sets[0]); k++) {
+		const struct option_set *os = k < sizeof(sets) / sizeof(sets[0]) ?
+					      &option_sets[sets[k]] : &rh_ts;
 		unsigned int bits = k % 2 ? NT_MAX_SRC_BITS : 2;
 		uint16_t ids[2] = { k % 2 ? 0x8c1 : 1, k % 2 ? 0x3c1 : 2 };
 		unsigned int trial, differ = 0, trials = 10;

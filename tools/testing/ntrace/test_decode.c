@@ -741,6 +741,30 @@ static void cache_cmp_free(struct cache_cmp *c)
 	free(c->on.times);
 }
 
+static void os_htm_ir3_rh_ts(struct nt_encoder_cfg *c)
+{
+	os_htm_ir3_rh(c);
+	c->stream.timestamps = true;
+}
+
+static void os_htm_small_ts(struct nt_encoder_cfg *c)
+{
+	os_htm_small(c);
+	c->stream.timestamps = true;
+}
+
+/*
+ * Repeated history with TSTAMP, which no option set has, for the run
+ * cache's tests: with an 8-bit HIST a ResourceFull and the message
+ * after it make a pair run (with 32 bits the ResourceFull is too long
+ * for one).
+ */
+static const struct option_set ts_sets[] = {
+	{ "htm+ir3+repeat-history+ts", os_htm_ir3_rh_ts },
+	{ "htm+icnt8+hist8+hrepeat3+ir3-depth2+ts", os_htm_small_ts },
+};
+#define N_TS_SETS (sizeof(ts_sets) / sizeof(ts_sets[0]))
+
 /*
  * Every option set's trace of p, clean and damaged (the damage makes
  * the general path take over in the middle of runs the cache knows),
@@ -753,7 +777,10 @@ static void run_cache_same(struct prog *p)
 	uint64_t state = 0x9e3779b97f4a7c15ull;
 	size_t k;
 
-	for (k = 0; k < N_OPTION_SETS; k++) {
+	for (k = 0; k < N_OPTION_SETS + N_TS_SETS; k++) {
+		const struct option_set *os = k < N_OPTION_SETS ?
+					      &option_sets[k] :
+					      &ts_sets[k - N_OPTION_SETS];
 		struct nt_encoder_cfg ecfg;
 		struct nt_decoder_cfg dc;
 		unsigned int trial, differ = 0, trials = 12;
@@ -763,10 +790,10 @@ static void run_cache_same(struct prog *p)
 		uint8_t *buf, *bad;
 
 		nt_encoder_cfg_default(&ecfg);
-		option_sets[k].apply(&ecfg);
+		os->apply(&ecfg);
 		buf = prog_encode(p, &ecfg, &len);
 		if (!buf || len < 64) {
-			tap_ok(0, "%s %s: encode", p->name, option_sets[k].name);
+			tap_ok(0, "%s %s: encode", p->name, os->name);
 			free(buf);
 			continue;
 		}
@@ -806,15 +833,16 @@ static void run_cache_same(struct prog *p)
 		}
 		/*
 		 * A program's plain BTM and HTM traces repeat messages
-		 * enough for it, and so do those with TSTAMP (one time unit
-		 * a record: a loop's messages repeat theirs); with long
-		 * histories a short program may not.
+		 * enough for it, and so do the option sets' with TSTAMP
+		 * (one time unit a record: a loop's messages repeat
+		 * theirs); with long histories a short program may not.
 		 */
-		must_cache = k < 2 || ecfg.stream.timestamps;
+		must_cache = k < 2 ||
+			     (k < N_OPTION_SETS && ecfg.stream.timestamps);
 		tap_ok(!differ && (!must_cache || cached > 0),
 		       "%s %s: the run cache changes none of %zu events in %u "
 		       "traces (%u differ; it took %" PRIu64 " of %" PRIu64
-		       " messages)", p->name, option_sets[k].name, events,
+		       " messages)", p->name, os->name, events,
 		       trials, differ, cached, msgs);
 		free(bad);
 		free(buf);
@@ -1196,12 +1224,6 @@ static void src_cmp_free(struct src_cmp *c)
 	free(c->log[1].times);
 }
 
-static void os_htm_ir3_rh_ts(struct nt_encoder_cfg *c)
-{
-	os_htm_ir3_rh(c);
-	c->stream.timestamps = true;
-}
-
 /*
  * cfg.by_source against stream order, on two sources through a funnel
  * (SRC 2 bits and 12), clean and damaged, fed whole and in pieces,
@@ -1212,16 +1234,14 @@ static void os_htm_ir3_rh_ts(struct nt_encoder_cfg *c)
 static void by_source_same(struct prog *p)
 {
 	static const unsigned int sets[] = { 0, 2, 5, 7, 8 };
-	/* repeated history with TSTAMP: no option set has both */
-	static const struct option_set rh_ts = {
-		"htm+ir3+repeat-history+ts", os_htm_ir3_rh_ts,
-	};
+	const size_t nsets = sizeof(sets) / sizeof(sets[0]);
 	uint64_t state = 0x6a09e667f3bcc909ull;
 	size_t k;
 
-	for (k = 0; k <= sizeof(sets) / sizeof(sets[0]); k++) {
-		const struct option_set *os = k < sizeof(sets) / sizeof(sets[0]) ?
-					      &option_sets[sets[k]] : &rh_ts;
+	for (k = 0; k < nsets + N_TS_SETS; k++) {
+		const struct option_set *os = k < nsets ?
+					      &option_sets[sets[k]] :
+					      &ts_sets[k - nsets];
 		unsigned int bits = k % 2 ? NT_MAX_SRC_BITS : 2;
 		uint16_t ids[2] = { k % 2 ? 0x8c1 : 1, k % 2 ? 0x3c1 : 2 };
 		unsigned int trial, differ = 0, trials = 10;

@@ -122,9 +122,24 @@ static void collect_free(struct collect *c)
 	memset(c, 0, sizeof(*c));
 }
 
-/* Feed buf to d, chunk bytes at a time (0: at once), finish and free it. */
+/* The statistics' last_time after each feed of a decode. */
+struct time_trail {
+	uint64_t *t;
+	size_t n, cap;
+};
+
+static bool same_trail(const struct time_trail *a, const struct time_trail *b)
+{
+	return a->n == b->n && !memcmp(a->t, b->t, a->n * sizeof(*a->t));
+}
+
+/*
+ * Feed buf to d, chunk bytes at a time (0: at once), the time after
+ * each feed to trail (NULL: none), finish and free it.
+ */
 static void feed_all(struct nt_decoder *d, const uint8_t *buf, size_t len,
-		     size_t chunk, struct nt_decoder_stats *st)
+		     size_t chunk, struct nt_decoder_stats *st,
+		     struct time_trail *trail)
 {
 	size_t pos = 0;
 
@@ -133,6 +148,11 @@ static void feed_all(struct nt_decoder *d, const uint8_t *buf, size_t len,
 
 		nt_decoder_feed(d, buf + pos, n);
 		pos += n;
+		if (trail) {
+			trail->t = grow(trail->t, trail->n, &trail->cap, 1024,
+					sizeof(*trail->t));
+			trail->t[trail->n++] = nt_decoder_stats(d)->last_time;
+		}
 	}
 	nt_decoder_finish(d);
 	*st = *nt_decoder_stats(d);
@@ -160,7 +180,7 @@ static void run_decoder(const struct nt_encoder_cfg *ecfg,
 	if (!d)
 		return;
 	nt_decoder_add_image(d, img, true, 0);
-	feed_all(d, buf, len, chunk, st);
+	feed_all(d, buf, len, chunk, st, NULL);
 }
 
 static void decode(const struct nt_encoder_cfg *ecfg, const struct nt_image *img,
@@ -619,10 +639,14 @@ static void damage_tests(struct prog *p)
 struct evlog {
 	struct nt_event *ev;
 	size_t n, cap;
-	/* the statistics' last_time after each feed */
-	uint64_t *times;
-	size_t ntimes, tcap;
+	struct time_trail times;
 };
+
+static void evlog_free(struct evlog *l)
+{
+	free(l->ev);
+	free(l->times.t);
+}
 
 static void log_event(void *ctx, const struct nt_event *ev)
 {
@@ -676,27 +700,13 @@ static void log_decode(const struct nt_decoder_cfg *base, bool run_cache,
 	const char *err = NULL;
 	struct nt_decoder *d;
 
-	size_t pos = 0;
-
 	cfg.run_cache = run_cache;
 	d = batch ? nt_decoder_new_batch(&cfg, log_events, l, &err) :
 		    nt_decoder_new(&cfg, log_event, l, &err);
 	if (!d)
 		abort();
 	nt_decoder_add_image(d, img, true, 0);
-	/* feed_all(), and the time the statistics give between feeds */
-	while (pos < len) {
-		size_t n = chunk && chunk < len - pos ? chunk : len - pos;
-
-		nt_decoder_feed(d, buf + pos, n);
-		pos += n;
-		l->times = grow(l->times, l->ntimes, &l->tcap, 1024,
-				sizeof(*l->times));
-		l->times[l->ntimes++] = nt_decoder_stats(d)->last_time;
-	}
-	nt_decoder_finish(d);
-	*st = *nt_decoder_stats(d);
-	nt_decoder_free(d);
+	feed_all(d, buf, len, chunk, st, &l->times);
 }
 
 /* buf decoded by the general path alone and with the run cache */
@@ -728,17 +738,13 @@ static void cache_cmp_run(struct cache_cmp *c, const struct nt_decoder_cfg *dc,
 	c->first = i;
 	c->same = i == c->off.n && c->off.n == c->on.n &&
 		  same_stats(&c->st_off, &c->st_on) &&
-		  c->off.ntimes == c->on.ntimes &&
-		  !memcmp(c->off.times, c->on.times,
-			  c->off.ntimes * sizeof(*c->off.times));
+		  same_trail(&c->off.times, &c->on.times);
 }
 
 static void cache_cmp_free(struct cache_cmp *c)
 {
-	free(c->off.ev);
-	free(c->on.ev);
-	free(c->off.times);
-	free(c->on.times);
+	evlog_free(&c->off);
+	evlog_free(&c->on);
 }
 
 static void os_htm_ir3_rh_ts(struct nt_encoder_cfg *c)
@@ -900,8 +906,8 @@ static void run_cache_new_image(struct prog *p,
 	       "%s: an image added while decoding, the run cache changes "
 	       "none of %zu events (%zu walk the image's bytes)", p->name,
 	       l[0].n, in_copy);
-	free(l[0].ev);
-	free(l[1].ev);
+	evlog_free(&l[0]);
+	evlog_free(&l[1]);
 	nt_image_free(copy);
 }
 
@@ -910,10 +916,9 @@ static void run_cache_new_image(struct prog *p,
  * before ends with: by process 1 in user mode, by process 2 (another
  * scontext, so another image order) in user mode, and by process 2 in
  * supervisor mode. A run is taken only in the state it was made in
- * (context, privilege, image order), and a source keeps its state's
- * epoch until the state changes: were a change missed, the runs of the
- * state before would hand out their events, context and privilege
- * included.
+ * (context, privilege, image order, run_epoch()): were a change missed,
+ * the runs of the state before would hand out their events, context
+ * and privilege included.
  */
 static void run_cache_states(struct prog *p)
 {
@@ -923,40 +928,39 @@ static void run_cache_states(struct prog *p)
 	} passes[] = {
 		{ 1, NT_PRIV_U }, { 2, NT_PRIV_U }, { 2, NT_PRIV_S },
 	};
-	size_t k;
+	const unsigned int npasses = sizeof(passes) / sizeof(passes[0]);
+	/* p's records, once for each pass */
+	struct prog thrice = *p;
+	size_t k, i;
+	unsigned int j;
 
+	thrice.nrecs = npasses * p->nrecs;
+	thrice.recs = malloc(thrice.nrecs * sizeof(*thrice.recs));
+	if (!thrice.recs)
+		abort();
+	for (j = 0; j < npasses; j++) {
+		for (i = 0; i < p->nrecs; i++) {
+			struct nt_record *r = &thrice.recs[j * p->nrecs + i];
+
+			*r = p->recs[i];
+			r->context = passes[j].ctx;
+			r->priv = passes[j].priv;
+		}
+	}
 	for (k = 0; k < 2; k++) {
 		struct nt_encoder_cfg ecfg;
 		struct nt_decoder_cfg dc;
-		struct nt_encoder *e;
 		struct cache_cmp c[2];
-		unsigned int seen = 0, j;
-		const uint8_t *out;
-		const char *err = NULL;
+		unsigned int seen = 0;
 		uint8_t *buf;
-		size_t len, i;
+		size_t len;
 
 		nt_encoder_cfg_default(&ecfg);
 		option_sets[k].apply(&ecfg);
 		ecfg.context = true;
-		e = nt_encoder_new(&ecfg, &err);
-		if (!e)
+		buf = prog_encode(&thrice, &ecfg, &len);
+		if (!buf)
 			abort();
-		nt_encoder_start(e, NT_SYNC_TRACE_ENABLE);
-		for (j = 0; j < sizeof(passes) / sizeof(passes[0]); j++) {
-			for (i = 0; i < p->nrecs; i++) {
-				struct nt_record r = p->recs[i];
-
-				r.context = passes[j].ctx;
-				r.priv = passes[j].priv;
-				nt_encoder_retire(e, &r);
-			}
-		}
-		nt_encoder_stop(e, NT_EVCODE_TRACE_DISABLED, 0);
-		out = nt_encoder_output(e, &len);
-		buf = malloc(len);
-		memcpy(buf, out, len);
-		nt_encoder_free(e);
 
 		nt_decoder_cfg_default(&dc);
 		dc.stream = ecfg.stream;
@@ -966,7 +970,7 @@ static void run_cache_states(struct prog *p)
 		cache_cmp_run(&c[1], &dc, p->img, buf, len, true, 4096);
 		/* the runs of every state, each seen by the events */
 		for (i = 0; i < c[0].off.n; i++)
-			for (j = 0; j < sizeof(passes) / sizeof(passes[0]); j++)
+			for (j = 0; j < npasses; j++)
 				if (c[0].off.ev[i].kind == NT_EV_INSNS &&
 				    c[0].off.ev[i].context == passes[j].ctx &&
 				    c[0].off.ev[i].priv == passes[j].priv)
@@ -983,6 +987,7 @@ static void run_cache_states(struct prog *p)
 			run_cache_new_image(p, &dc, buf, len);
 		free(buf);
 	}
+	free(thrice.recs);
 }
 
 /*
@@ -1202,9 +1207,7 @@ static void src_cmp_run(struct src_cmp *c, const struct nt_decoder_cfg *dc,
 	c->s[1] = by_src(&c->log[1]);
 	c->same = c->log[0].n == c->log[1].n &&
 		  same_stats(&c->st[0], &c->st[1]) &&
-		  c->log[0].ntimes == c->log[1].ntimes &&
-		  !memcmp(c->log[0].times, c->log[1].times,
-			  c->log[0].ntimes * sizeof(*c->log[0].times));
+		  same_trail(&c->log[0].times, &c->log[1].times);
 	for (i = 0; c->same && i < c->log[0].n; i++)
 		if (c->s[0][i].src != c->s[1][i].src ||
 		    !same_event(&c->log[0].ev[c->s[0][i].i],
@@ -1218,10 +1221,8 @@ static void src_cmp_free(struct src_cmp *c)
 {
 	free(c->s[0]);
 	free(c->s[1]);
-	free(c->log[0].ev);
-	free(c->log[1].ev);
-	free(c->log[0].times);
-	free(c->log[1].times);
+	evlog_free(&c->log[0]);
+	evlog_free(&c->log[1]);
 }
 
 /*
@@ -1414,7 +1415,7 @@ static void batch_writer_same(struct prog *p)
 		if (!o || !d)
 			abort();
 		nt_decoder_add_image(d, p->img, true, 0);
-		feed_all(d, buf, len, 4096, &st[k]);
+		feed_all(d, buf, len, 4096, &st[k], NULL);
 		nt_out_finish(o);
 		nt_out_free(o);
 		fclose(f);

@@ -6,7 +6,8 @@
 # What perf costs on top of the bare decoder: on one recording made on
 # the lab board with the ntrace PMU, the host's perf (tools/lab/build-perf.sh
 # --host) running 'perf script --itrace=b -F ip,addr' against libntrace's
-# own 'ntrace decode --format branches', both to /dev/null, both built
+# own 'ntrace decode --format branches', both to /dev/null, and 'perf
+# inject --itrace=i1000il64' (the branch stacks AutoFDO reads), all built
 # from this tree by the same compiler in the lab chroot. The baseline is
 # the bare decoder; the figure is perf's time over it (the goal: at most
 # 2x). Each is run 5 times and the fastest run counts; the time the
@@ -77,11 +78,14 @@ echo "load: $(cut -d' ' -f1-3 /proc/loadavg)"
 t_base=$(best "$cntrace" decode --elf "$celf" --src-bits "$src_bits" \
 	--format branches --no-progress -o /dev/null "$ctmp/stream")
 t_perf=$(best "$cperf" script -i "$cdata" --itrace=b -F ip,addr)
+# what AutoFDO asks of perf: 64-entry stacks every 1000 instructions
+t_inject=$(best "$cperf" inject -i "$cdata" --itrace=i1000il64 -o "$ctmp/inj.data")
 t_none=$(best true)
-awk -v b="$t_base" -v p="$t_perf" -v z="$t_none" -v n="$branches" 'BEGIN {
-	b -= z; p -= z
+awk -v b="$t_base" -v p="$t_perf" -v j="$t_inject" -v z="$t_none" -v n="$branches" 'BEGIN {
+	b -= z; p -= z; j -= z
 	if (b <= 0) b = 0.001
 	printf "%-44s %8.3f s %10.2f M branches/s\n", "baseline: ntrace decode --format branches", b, n / b / 1e6
 	printf "%-44s %8.3f s %10.2f M branches/s %6.2fx\n", "perf script --itrace=b -F ip,addr", p, n / p / 1e6, p / b
-	printf "(chroot start-up, %.3f s, taken off both)\n", z
+	printf "%-44s %8.3f s %10.2f M branches/s %6.2fx\n", "perf inject --itrace=i1000il64", j, n / j / 1e6, j / b
+	printf "(chroot start-up, %.3f s, taken off all)\n", z
 }'

@@ -50,6 +50,8 @@ cc -O2 -Wall -Wextra -o "$tmp/perf_aux" "$root/selftests/ntrace/perf_aux.c"
 "$tmp/perf_aux" "$data" "$tmp/stream" > /dev/null
 src_bits=$("$tmp/perf_aux" -i "$data" | awk '$1 == 3 { print $2 + 0 }')
 elf=$(dirname "$(dirname "$data")")/ntwork
+# perf-test's layout: the workload the recording ran sits beside out/
+[ -f "$elf" ] || die "$elf: no ntwork beside the recording's out/ directory"
 celf=$CWORK/${elf#"$(realpath "$WORK")"/}
 
 pin=()

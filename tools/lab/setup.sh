@@ -21,14 +21,13 @@ CHROOT_KEY=$(hash_inputs "chroot-v1" "$SUITE" "$MIRROR")
 # llvm (llvm-profgen) and autofdo (create_gcov) turn the board's branch
 # stacks into AutoFDO profiles on the host side (selftests/ctr/autofdo-test).
 # gpg, apt-utils (apt-ftparchive) and python3 serve the bad-mirror test
-# (tools/lab/mirror-test) its own small signed archive. sparse checks the
-# N-Trace driver (selftests/ntrace/pmu-test).
+# (tools/lab/mirror-test) its own small signed archive.
 CHROOT_PKGS=(
 	build-essential bc flex bison libssl-dev libelf-dev cpio kmod
 	xz-utils rsync patch file ccache python3 perl git
 	gcc-riscv64-linux-gnu binutils-riscv64-linux-gnu
 	libc6-dev-riscv64-cross linux-source-6.12
-	llvm autofdo gpg gpg-agent apt-utils sparse
+	llvm autofdo gpg gpg-agent apt-utils
 )
 BPO_PKGS=(qemu-system-riscv)
 # dt-schema (dt-doc-validate, dt-validate) checks the trace components'
@@ -74,8 +73,8 @@ step_packages() {
 	Check-Valid-Until: no
 	Signed-By: /usr/share/keyrings/debian-archive-keyring.gpg
 	SRC
-	# forky is there only for the opensbi firmware; it never wins over
-	# $SUITE. Snapshot mirrors serve Release files past their Valid-Until
+	# forky is there only for the opensbi firmware and the sparse that
+	# selftests/ntrace/pmu-test unpacks; it never wins over $SUITE. Snapshot mirrors serve Release files past their Valid-Until
 	# date, hence Check-Valid-Until: no.
 	cat > "$CHROOT/etc/apt/preferences.d/lab" <<-PIN
 	Package: *

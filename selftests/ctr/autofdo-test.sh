@@ -132,8 +132,19 @@ fi
 # exact, so 200,000 iterations (5.8 M instructions, 1.9 MB of trace)
 # give a profile as good as CTR's 1,000,000 do.
 # The emulated cycle counter sometimes overflows only a handful of times
-# in a run (1 sample once; ctr_perf_test has seen 0, 2 and 6 in a row):
-# up to three tries for a recording with 200 samples.
+# in a run (1 sample once; ctr_perf_test has seen 0, 2 and 6 in a row),
+# and the overflows it takes in the kernel (exec, exit, ticks: a score
+# or so a run) are then a larger share: 20 of 326 in a cold run on
+# 2026-12-01, where create_gcov wants 95% mapped. Up to three tries for a
+# recording with 200 samples, under 5% of them in the kernel.
+# kernel-ips.awk counts those in perf script -F ip,brstack output: their
+# IP is a kernel address (6.12) or 0 (7.x hides the kernel IPs of a
+# user-only event). The board picks its recording with it, the host
+# checks create_gcov's count against it.
+cat > "$DIR/kernel-ips.awk" <<'AWK'
+!/PERF_RECORD_/ && ($1 == "0" || $1 ~ /^ffffffff/) { n++ }
+END { print n + 0 }
+AWK
 cat > "$DIR/go.sh" <<'EOF'
 cd /mnt/host || exit 1
 cp brwork /tmp/brwork &&
@@ -145,8 +156,10 @@ for try in 1 2 3; do
 	perf script -i ctr/perf.data -F ip,brstack --show-mmap-events \
 		> ctr/brstack.txt || exit 1
 	rm /tmp/perf.data
-	[ "$(grep -c /0x ctr/brstack.txt)" -lt 200 ] || break
-	echo "try $try: $(grep -c /0x ctr/brstack.txt) samples"
+	n=$(grep -c /0x ctr/brstack.txt)
+	k=$(awk -f kernel-ips.awk ctr/brstack.txt)
+	[ "$n" -lt 200 ] || [ $((k * 20)) -ge "$n" ] || break
+	echo "try $try: $n samples, $k of them in the kernel"
 done
 echo 127 > /proc/sys/kernel/perf_event_max_stack
 mkdir -p "$1" && mount --bind /mnt/host "$1" && cd "$1" || exit 1
@@ -360,8 +373,7 @@ check_profiles() {
 	read -r nsamples nmapped < <(sed -n \
 		's/.*Parser processed: .* \([0-9]*\) SAMPLE events, \([0-9]*\) of these were mapped.*/\1 \2/p' \
 		"$d/create_gcov.log" | tail -n 1 | grep . || echo "0 0")
-	skid=$(awk '!/PERF_RECORD_/ && ($1 == "0" || $1 ~ /^ffffffff/) { n++ } END { print n + 0 }' \
-		"$d/brstack.txt" 2> /dev/null || echo 0)
+	skid=$(awk -f "$DIR/kernel-ips.awk" "$d/brstack.txt" 2> /dev/null || echo 0)
 	if [ "$nsamples" -gt 0 ] && [ $((nmapped * 100)) -ge $((nsamples * 95)) ] &&
 	   [ $((nsamples - nmapped)) -eq "$skid" ]; then
 		result ok "$name create_gcov: mapped $nmapped of $nsamples samples ($((nmapped * 100 / nsamples))%, at least 95%); the $skid others overflowed in the kernel"

@@ -99,6 +99,12 @@ lab_chroot() {
 	' lab-chroot "$CHROOT" "$WORK" "$REPO_DIR" "$CWORK" "$CREPO" "$@"
 }
 
+# The version of PKG in forky, which the chroot lists (pinned low) for
+# what trixie lacks; empty if forky has none.
+forky_version() { # pkg
+	lab_chroot apt-cache madison "$1" | awk -F' *[|] *' '/ forky\// { print $2; exit }'
+}
+
 # Versions of the chroot packages that feed the builds; part of every key.
 pkg_versions() {
 	lab_chroot dpkg-query -W -f '${Package}:${Architecture}=${Version}\n' "$@"

@@ -74,8 +74,9 @@ step_packages() {
 	Signed-By: /usr/share/keyrings/debian-archive-keyring.gpg
 	SRC
 	# forky is there only for the opensbi firmware and the sparse that
-	# selftests/ntrace/pmu-test unpacks; it never wins over $SUITE. Snapshot mirrors serve Release files past their Valid-Until
-	# date, hence Check-Valid-Until: no.
+	# selftests/ntrace/pmu-test unpacks; it never wins over $SUITE.
+	# Snapshot mirrors serve Release files past their Valid-Until date,
+	# hence Check-Valid-Until: no.
 	cat > "$CHROOT/etc/apt/preferences.d/lab" <<-PIN
 	Package: *
 	Pin: release n=forky
@@ -120,7 +121,7 @@ step_packages() {
 
 step_firmware() {
 	local ver key
-	ver=$(lab_chroot apt-cache madison opensbi | awk -F' *[|] *' '/ forky\// {print $2; exit}')
+	ver=$(forky_version opensbi)
 	[ -n "$ver" ] || die "no opensbi package in forky"
 	# Older firmware leaves mstateen0.CTR clear: S-mode CTR accesses trap.
 	lab_chroot dpkg --compare-versions "$ver" ge 1.7 ||

@@ -125,11 +125,12 @@ COMPAT=$(lab_chroot env CCACHE_DIR=$CWORK/ccache bash "$CREPO/tools/lab/conftest
 printf '%s\n' "$COMPAT" > "$WORK/kbuild-$TAG/compat.cflags"
 log "API probes for $TAG: ${COMPAT:-mainline forms only}"
 
-# W=1: the project's code must build without warnings at W=1; the rest
-# of the kernel is not held to that, so only our files are checked. They
-# also get a stack frame limit far below the kernel's 2048: their code
-# runs in hard interrupt context (the CTR sample path once had a
-# 1008-byte frame).
+# W=1 and sparse: the project's code must build without a warning from
+# either; the rest of the kernel is not held to that, so only our files
+# are checked. They also get a stack frame limit far below the kernel's
+# 2048: their code runs in hard interrupt context (the CTR sample path
+# once had a 1008-byte frame). Each file must show kbuild's CHECK line:
+# a sparse kbuild refuses is only a make message, with no warning in it.
 FRAME_MAX=512
 log "building the $TAG kernel (log: $LOG)"
 start=$SECONDS
@@ -139,19 +140,23 @@ if ! lab_chroot env CCACHE_DIR=$CWORK/ccache "${KMAKE[@]}" KCFLAGS="$COMPAT" \
 	tail -n 20 "$LOG" >&2
 	die "kernel $TAG build failed"
 fi
+SPARSE=$(forky_sparse "$WORK/kbuild-$TAG/sparse-fetch.log") ||
+	die "kernel $TAG: forky's sparse: $(apt_reason "$WORK/kbuild-$TAG/sparse-fetch.log")"
 OURS=()
 while IFS= read -r f; do
 	OURS+=("${f#"$REPO_DIR"/}")
 done < <(find "$REPO_DIR/drivers" -name '*.c' | sort)
 for f in "${OURS[@]}"; do
 	obj=${f%.c}.o
+	w1=$WORK/kbuild-$TAG/w1.log
 	rm -f "$WORK/kbuild-$TAG/$obj"
 	if ! lab_chroot env CCACHE_DIR=$CWORK/ccache "${KMAKE[@]}" \
 		KCFLAGS="$COMPAT -Wframe-larger-than=$FRAME_MAX" \
-		W=1 "$obj" > "$WORK/kbuild-$TAG/w1.log" 2>&1 ||
-	   grep -q 'warning:' "$WORK/kbuild-$TAG/w1.log"; then
-		cat "$WORK/kbuild-$TAG/w1.log" >&2
-		die "kernel $TAG: $f is not clean at W=1"
+		W=1 C=1 CHECK="$SPARSE" "$obj" > "$w1" 2>&1 ||
+	   grep -qE 'warning:|error:' "$w1" ||
+	   ! grep -qE "^  CHECK +(.*/)?$f\$" "$w1"; then
+		cat "$w1" >&2
+		die "kernel $TAG: $f is not clean at W=1 and under sparse"
 	fi
 done
 cp "$WORK/kbuild-$TAG/arch/riscv/boot/Image" "$WORK/kbuild-$TAG/.config" \

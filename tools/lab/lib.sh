@@ -105,6 +105,32 @@ forky_version() { # pkg
 	lab_chroot apt-cache madison "$1" | awk -F' *[|] *' '/ forky\// { print $2; exit }'
 }
 
+# forky_sparse LOG: forky's sparse, unpacked into the work cache once
+# per version; prints its path inside the chroot (LOG says why not).
+# trixie's 0.6.4 stops on RISC-V's -march string and kbuild refuses it
+# for 7.x's headers; forky's package wants forky's gcc, but the program
+# needs only libc, so it is unpacked rather than installed.
+forky_sparse() {
+	local log=$1 ver dir tmp st
+	ver=$(forky_version sparse)
+	[ -n "$ver" ] || { echo "no sparse in forky (apt-cache madison)" > "$log"; return 1; }
+	dir=sparse-forky/$(printf '%s' "$ver" | tr -c 'A-Za-z0-9.+~-' _)
+	if [ ! -x "$WORK/$dir/usr/bin/sparse" ]; then
+		# two runs may fetch at once (the default and debug pmu-test,
+		# a kernel build): each its own copy, renamed into place
+		mkdir -p "$WORK/sparse-forky"
+		tmp=$(mktemp -d "$WORK/sparse-forky/fetch.XXXXXX") || return 1
+		retry 3 "$log" lab_chroot sh -c "cd $CWORK/sparse-forky/${tmp##*/} &&
+			apt-get download -q sparse=$ver && dpkg-deb -x sparse_*.deb root" &&
+			{ mv -T "$tmp/root" "$WORK/$dir" 2> /dev/null ||
+			  [ -x "$WORK/$dir/usr/bin/sparse" ]; }
+		st=$?
+		rm -rf "$tmp"
+		[ $st -eq 0 ] || return 1
+	fi
+	echo "$CWORK/$dir/usr/bin/sparse"
+}
+
 # Versions of the chroot packages that feed the builds; part of every key.
 pkg_versions() {
 	lab_chroot dpkg-query -W -f '${Package}:${Architecture}=${Version}\n' "$@"

@@ -134,17 +134,42 @@ static bool same_trail(const struct time_trail *a, const struct time_trail *b)
 }
 
 /*
- * Feed buf to d, chunk bytes at a time (0: at once), the time after
- * each feed to trail (NULL: none), finish and free it.
+ * A chunk size for feed_all() that is not one: feeds end where messages
+ * do, at about every fourth message end, drawn the same way for every
+ * decode. Such feeds end right after a run the cache took far more
+ * often than feeds of a size do, and a by-source decoder orders its
+ * sources' last times by where each one's last run ends.
+ */
+#define FEED_AT_ENDS	SIZE_MAX
+
+/* The size of the feed from pos. */
+static size_t feed_size(const uint8_t *buf, size_t len, size_t pos,
+			size_t chunk, uint64_t *state)
+{
+	size_t end;
+
+	if (chunk != FEED_AT_ENDS)
+		return chunk && chunk < len - pos ? chunk : len - pos;
+	for (end = pos; end < len; end++)
+		/* MSEO 11: the byte ends a message (or is idle) */
+		if ((buf[end] & 3) == 3 && xorshift64(state) % 4 == 0)
+			return end + 1 - pos;
+	return len - pos;
+}
+
+/*
+ * Feed buf to d, chunk bytes at a time (0: at once; FEED_AT_ENDS), the
+ * time after each feed to trail (NULL: none), finish and free it.
  */
 static void feed_all(struct nt_decoder *d, const uint8_t *buf, size_t len,
 		     size_t chunk, struct nt_decoder_stats *st,
 		     struct time_trail *trail)
 {
+	uint64_t state = 0x510e527fade682d1ull;
 	size_t pos = 0;
 
 	while (pos < len) {
-		size_t n = chunk && chunk < len - pos ? chunk : len - pos;
+		size_t n = feed_size(buf, len, pos, chunk, &state);
 
 		nt_decoder_feed(d, buf + pos, n);
 		pos += n;
@@ -1227,10 +1252,11 @@ static void src_cmp_free(struct src_cmp *c)
 
 /*
  * cfg.by_source against stream order, on two sources through a funnel
- * (SRC 2 bits and 12), clean and damaged, fed whole and in pieces,
- * singly and in batches: each source's events, field for field and in
- * order, and the statistics, the same. A clean trace fed at once comes
- * out one source after the other.
+ * (SRC 2 bits and 12), clean and damaged, fed whole and in pieces (of a
+ * size, and ending where messages do), singly and in batches: each
+ * source's events, field for field and in order, and the statistics,
+ * the same. A clean trace fed at once comes out one source after the
+ * other.
  */
 static void by_source_same(struct prog *p)
 {
@@ -1245,7 +1271,7 @@ static void by_source_same(struct prog *p)
 					      &ts_sets[k - nsets];
 		unsigned int bits = k % 2 ? NT_MAX_SRC_BITS : 2;
 		uint16_t ids[2] = { k % 2 ? 0x8c1 : 1, k % 2 ? 0x3c1 : 2 };
-		unsigned int trial, differ = 0, trials = 10;
+		unsigned int trial, differ = 0, trials = 12;
 		size_t flen, events = 0, gaps = 0, i;
 		bool grouped = false;
 		struct nt_encoder_cfg ecfg;
@@ -1268,8 +1294,11 @@ static void by_source_same(struct prog *p)
 			dc.max_icnt = 1u << 20;
 			dc.max_repeat = 1u << 20;
 			dc.run_cache = trial % 5 != 4;
-			blen = trial_trace(mixed, flen, bad, trial >= 2, &state);
+			blen = trial_trace(mixed, flen, bad,
+					   trial >= 2 && trial != 10, &state);
 			chunk = trial % 2 ? 1 + xorshift64(&state) % 4096 : 0;
+			if (trial >= 10)
+				chunk = FEED_AT_ENDS;
 			src_cmp_run(&c, &dc, p->img, bad, blen, trial % 4 == 1,
 				    chunk);
 			if (!c.same && !differ++)
@@ -2748,6 +2777,165 @@ static void run_pairs_room(void)
 }
 
 /*
+ * The messages of one source's loop for run_pair_last_time(): iters
+ * passes of ten branches (the taken ones in taken's bits) and an
+ * indirect jump back, a record every step time units from t0, up to
+ * the last whole message (no stop message).
+ */
+static uint8_t *pair_loop_trace(const struct nt_encoder_cfg *cfg,
+				unsigned int iters, uint64_t t0, uint64_t step,
+				size_t *len)
+{
+	const unsigned int taken = 0x2b5;
+	struct nt_encoder *e;
+	const char *err = NULL;
+	const uint8_t *out;
+	uint8_t *copy;
+	uint64_t t = t0;
+	unsigned int k, i;
+
+	e = nt_encoder_new(cfg, &err);
+	if (!e)
+		abort();
+	nt_encoder_start(e, NT_SYNC_TRACE_ENABLE);
+	for (k = 0; k < iters; k++) {
+		for (i = 0; i < 10; i++)
+			nt_encoder_retire(e, &(struct nt_record){
+				.addr = 0x1000 + 4 * i, .size = 4,
+				.tstamp = t += step,
+				.itype = taken >> i & 1 ?
+					 NT_ITYPE_BRANCH_TAKEN :
+					 NT_ITYPE_BRANCH_NOT_TAKEN });
+		nt_encoder_retire(e, &(struct nt_record){
+			.addr = 0x1028, .size = 4, .tstamp = t += step,
+			.itype = NT_ITYPE_INDIRECT_JUMP });
+	}
+	/* the record that shows where the jump went */
+	nt_encoder_retire(e, &(struct nt_record){ .addr = 0x1000, .size = 4,
+			  .tstamp = t += step,
+			  .itype = NT_ITYPE_BRANCH_TAKEN });
+	out = nt_encoder_output(e, len);
+	copy = malloc(*len ? *len : 1);
+	if (!copy)
+		abort();
+	memcpy(copy, out, *len);
+	nt_encoder_free(e);
+	return copy;
+}
+
+/* Where buf's last two messages start (*at), and their TCODEs. */
+static bool last_two(const struct nt_stream_cfg *cfg, const uint8_t *buf,
+		     size_t len, size_t at[2], unsigned int tcode[2])
+{
+	struct nt_reader *r = nt_reader_new(cfg);
+	struct nt_msg m;
+	size_t n = 0;
+
+	if (!r)
+		abort();
+	nt_reader_feed(r, buf, len);
+	nt_reader_finish(r);
+	while (nt_reader_next(r, &m)) {
+		at[0] = at[1];
+		tcode[0] = tcode[1];
+		at[1] = (size_t)m.offset;
+		tcode[1] = m.tcode;
+		n += !m.err;
+	}
+	nt_reader_free(r);
+	return n >= 2;
+}
+
+/*
+ * A pair run (a ResourceFull and the message after it) keeps where in
+ * it the last TSTAMP is (time_off): by source, the decoder orders its
+ * sources' last times by where each one's last timed message is in the
+ * stream, and stream order's last time is that of the last message.
+ * Every message of a timed stream has a TSTAMP, and the cache takes a
+ * pair only with sixteen bytes in view, so this shows only where a
+ * source's part of a feed ends with a pair of two eight-byte messages
+ * and another source's last messages lie between the two: made here
+ * from two encoders' loops, a time step that makes such messages, and
+ * the second source's last pair put inside the first one's. Without
+ * time_off, each source's last time would be placed at its pair's
+ * first message, and the second source's time would be the last.
+ */
+static void run_pair_last_time(void)
+{
+	static const uint64_t steps[] = { 40000, 50000, 60000, 1u << 18,
+					  1u << 19, 1u << 20 };
+	struct word code[11];
+	struct nt_encoder_cfg cfg[2];
+	struct nt_decoder_cfg dc;
+	struct nt_image *img;
+	struct src_cmp c[2];
+	uint8_t *a = NULL, *b = NULL, *mixed;
+	size_t alen = 0, blen, at[2] = { 0, 0 }, bat[2] = { 0, 0 }, k, n;
+	unsigned int tc[2] = { 0, 0 }, btc[2] = { 0, 0 }, j;
+	uint64_t step = 0;
+
+	for (j = 0; j < 10; j++)
+		code[j] = (struct word){ 0x1000 + 4 * j, btype(1, 10, 11, 4) };
+	code[10] = (struct word){ 0x1028, 0x00078067 };	/* jr a5 */
+	img = words_image(0x1000, 0x100, code, NELEMS(code));
+	for (j = 0; j < 2; j++) {
+		nt_encoder_cfg_default(&cfg[j]);
+		cfg[j].mode = NT_MODE_HTM;
+		cfg[j].hist_bits = 8;
+		cfg[j].stream.timestamps = true;
+		cfg[j].stream.src_bits = 2;
+		cfg[j].src_id = (uint16_t)(1 + j);
+	}
+	/* a step whose ResourceFull and IndirectBranchHist are eight bytes */
+	for (k = 0; k < NELEMS(steps) && !step; k++) {
+		free(a);
+		a = pair_loop_trace(&cfg[0], 30, 0, steps[k], &alen);
+		if (last_two(&cfg[0].stream, a, alen, at, tc) &&
+		    tc[0] == NT_TCODE_RESOURCE_FULL &&
+		    tc[1] == NT_TCODE_INDIRECT_BRANCH_HIST &&
+		    at[1] - at[0] == 8 && alen - at[1] == 8)
+			step = steps[k];
+	}
+	/* the other source's times differ from the first one's */
+	b = pair_loop_trace(&cfg[1], 30, step / 3, step, &blen);
+	mixed = malloc(alen + blen);
+	if (!mixed || !step || !last_two(&cfg[1].stream, b, blen, bat, btc))
+		abort();
+	/*
+	 * b but its last two messages, a up to its last, b's last two (a
+	 * pair of b's own, not split), a's last
+	 */
+	n = 0;
+	memcpy(mixed + n, b, bat[0]);
+	n += bat[0];
+	memcpy(mixed + n, a, at[1]);
+	n += at[1];
+	memcpy(mixed + n, b + bat[0], blen - bat[0]);
+	n += blen - bat[0];
+	memcpy(mixed + n, a + at[1], alen - at[1]);
+	n += alen - at[1];
+	nt_decoder_cfg_default(&dc);
+	dc.stream = cfg[0].stream;
+	dc.images_complete = true;
+	src_cmp_run(&c[0], &dc, img, mixed, n, false, 0);
+	src_cmp_run(&c[1], &dc, img, mixed, n, true, 0);
+	tap_ok(step && c[0].same && c[1].same && !c[0].st[1].gaps &&
+	       c[0].st[1].cached_msgs,
+	       "two sources with TSTAMP, one's last pair of messages "
+	       "split by the other's last pair: by source, the last time is "
+	       "the split pair's (time step %" PRIu64 ", %" PRIu64 " of %"
+	       PRIu64 " messages cached; the same: %d, %d)", step,
+	       c[0].st[1].cached_msgs, c[0].st[1].msgs, c[0].same,
+	       c[1].same);
+	for (j = 0; j < 2; j++)
+		src_cmp_free(&c[j]);
+	free(mixed);
+	free(a);
+	free(b);
+	nt_image_free(img);
+}
+
+/*
  * A phase of a hand-built stream: passes times its messages, the last
  * message of the last pass replaced by end, so that the next phase
  * starts where it should.
@@ -3238,6 +3426,7 @@ int main(int argc, char **argv)
 	return_stack_depth();
 	run_pairs_stack();
 	run_pairs_room();
+	run_pair_last_time();
 	run_chains();
 	run_long_messages();
 	ownership_encoded();

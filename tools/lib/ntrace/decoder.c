@@ -2322,7 +2322,7 @@ size_t run_take(struct nt_decoder *d, const uint8_t *p, size_t avail,
 	size_t done = 0;
 
 	while (avail - done >= 8) {
-		uint64_t w;
+		uint64_t w, dt = 0;
 		unsigned int i, top;
 		struct nt_event *ev;
 
@@ -2404,6 +2404,20 @@ size_t run_take(struct nt_decoder *d, const uint8_t *p, size_t avail,
 		chained += e->chained;
 		ev = run_events(e);
 		*(uint64_t *)(void *)((uint8_t *)e + e->to_at) = pc;
+		if (timed) {
+			/*
+			 * Its events' times less t_from are its messages'
+			 * TSTAMPs summed up to each: moved to this time.
+			 * The first four slots are there, as for offsets;
+			 * the others move in the offsets' loop.
+			 */
+			dt = time - e->t_from;
+			e->t_from = time;
+			ev[0].time += dt;
+			ev[1].time += dt;
+			ev[2].time += dt;
+			ev[3].time += dt;
+		}
 		if (mapped) {
 			const uint32_t *at = map + done;
 
@@ -2411,33 +2425,25 @@ size_t run_take(struct nt_decoder *d, const uint8_t *p, size_t avail,
 			ev[1].offset = origin + at[run_event_off(e, 1)];
 			ev[2].offset = origin + at[run_event_off(e, 2)];
 			ev[3].offset = origin + at[run_event_off(e, 3)];
-			for (i = 4; i < e->nev; i++)
+			for (i = 4; i < e->nev; i++) {
 				ev[i].offset = origin +
 					       at[run_event_off(e, i)];
+				if (timed)
+					ev[i].time += dt;
+			}
 		} else {
 			ev[0].offset = off + done + run_event_off(e, 0);
 			ev[1].offset = off + done + run_event_off(e, 1);
 			ev[2].offset = off + done + run_event_off(e, 2);
 			ev[3].offset = off + done + run_event_off(e, 3);
-			for (i = 4; i < e->nev; i++)
+			for (i = 4; i < e->nev; i++) {
 				ev[i].offset = off + done +
 					       run_event_off(e, i);
+				if (timed)
+					ev[i].time += dt;
+			}
 		}
 		if (timed) {
-			/*
-			 * Its events' times less t_from are its messages'
-			 * TSTAMPs summed up to each: moved to this time.
-			 */
-			uint64_t dt = time - e->t_from;
-
-			e->t_from = time;
-			/* the first four slots are there, as for offsets */
-			ev[0].time += dt;
-			ev[1].time += dt;
-			ev[2].time += dt;
-			ev[3].time += dt;
-			for (i = 4; i < e->nev; i++)
-				ev[i].time += dt;
 			time += e->dt;
 			if (e->flags & RUN_TIMED) {
 				last_time = time;

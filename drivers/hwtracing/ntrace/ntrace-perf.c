@@ -57,6 +57,7 @@ struct ntrace_cpu {
 	struct hrtimer timer;
 	u64 started_ns;
 	u64 last_tick_ns;	/* 0: no tick since the event started */
+	bool switch_drains;	/* event asked for ntrace_sched_task() */
 };
 
 static DEFINE_PER_CPU(struct ntrace_cpu, ntrace_cpu);
@@ -112,6 +113,7 @@ static struct {
 	u64 max_fill;		/* most bytes the sink held at a drain */
 	u64 max_period_ns;	/* longest drain timer period */
 	u64 max_gap_ns;		/* longest time between two timer drains */
+	u64 switch_drains;	/* drains at a context switch */
 } stats;
 
 static struct pmu ntrace_pmu;
@@ -798,6 +800,77 @@ static void ntrace_event_stop(struct perf_event *event, int flags)
 	event->hw.state = PERF_HES_STOPPED | PERF_HES_UPTODATE;
 }
 
+/*
+ * Drains at context switches. perf switches two tasks whose contexts are
+ * clones (a parent and the child it forked, with inherited events)
+ * without stopping their events, so nothing drains between them, and
+ * the PERF_RECORD_AUX that brings both tasks' bytes names the one task
+ * current at the drain. Untimed, nothing else tells their bytes apart
+ * (same code, no process ID in the trace). So an untimed per-task event
+ * asks for a callback at every switch of its hart (perf_sched_cb_inc()),
+ * and the sink is drained there while the task going out is still
+ * current: each record then holds the bytes of the task it names. With
+ * ts=1 perf places each message by its time, and per CPU it places
+ * tasks by the switch events, not by the records' tasks: neither pays
+ * for a drain per switch.
+ *
+ * perf_sched_cb_inc() is not exported by mainline; the lab's kernels
+ * export it (patches/linux-*), and the Kbuild file defines
+ * HAVE_PERF_SCHED_CB where the kernel's Module.symvers has it.
+ */
+#ifdef HAVE_PERF_SCHED_CB
+static void ntrace_sched_task(struct perf_event_pmu_context *pmu_ctx,
+			      struct task_struct *task, bool sched_in)
+{
+	struct ntrace_encoder *te = ntrace_dev.cpu_encoder[smp_processor_id()];
+	struct ntrace_cpu *nc = this_cpu_ptr(&ntrace_cpu);
+	unsigned long flags;
+	u64 room;
+
+	if (sched_in || !nc->event || !te ||
+	    (nc->event->hw.state & PERF_HES_STOPPED))
+		return;
+	raw_spin_lock_irqsave(&ntrace_lock, flags);
+	if (ntrace_drain(nc->event, te->enabled, &room))
+		stats.switch_drains++;
+	raw_spin_unlock_irqrestore(&ntrace_lock, flags);
+}
+
+#ifdef HAVE_PMU_SCHED_TASK_NO_TASK
+/* before 6.15 (6.12.117 in the 6.12 series), without the task */
+static void ntrace_sched_task_hook(struct perf_event_pmu_context *pmu_ctx,
+				   bool sched_in)
+{
+	ntrace_sched_task(pmu_ctx, current, sched_in);
+}
+#else
+#define ntrace_sched_task_hook ntrace_sched_task
+#endif
+
+static void switch_drains_get(struct perf_event *event)
+{
+	struct ntrace_cpu *nc = this_cpu_ptr(&ntrace_cpu);
+
+	nc->switch_drains = (event->attach_state & PERF_ATTACH_TASK) &&
+			    !(event->attr.config & CFG_TS);
+	if (nc->switch_drains)
+		perf_sched_cb_inc(event->pmu);
+}
+
+static void switch_drains_put(struct perf_event *event)
+{
+	struct ntrace_cpu *nc = this_cpu_ptr(&ntrace_cpu);
+
+	if (nc->switch_drains)
+		perf_sched_cb_dec(event->pmu);
+	nc->switch_drains = false;
+}
+#else
+#define ntrace_sched_task_hook NULL
+static void switch_drains_get(struct perf_event *event) { }
+static void switch_drains_put(struct perf_event *event) { }
+#endif
+
 static int ntrace_event_add(struct perf_event *event, int flags)
 {
 	struct ntrace_cpu *nc = this_cpu_ptr(&ntrace_cpu);
@@ -815,11 +888,13 @@ static int ntrace_event_add(struct perf_event *event, int flags)
 			return -EIO;
 		}
 	}
+	switch_drains_get(event);
 	return 0;
 }
 
 static void ntrace_event_del(struct perf_event *event, int flags)
 {
+	switch_drains_put(event);
 	ntrace_event_stop(event, PERF_EF_UPDATE);
 	this_cpu_ptr(&ntrace_cpu)->event = NULL;
 }
@@ -988,7 +1063,7 @@ enum stat_id {
 	STAT_DRAINS, STAT_REWINDS, STAT_BYTES, STAT_DRAIN_NS, STAT_SINK_FULL,
 	STAT_OVERFLOWS, STAT_DROPPED, STAT_TRACE_NS, STAT_MAX_FILL,
 	STAT_MAX_PERIOD_NS, STAT_DIRECT_BYTES, STAT_MAX_GAP_NS,
-	STAT_DIRECT_PADDED, STAT_BURST, STAT_MAX_LATE_NS,
+	STAT_DIRECT_PADDED, STAT_BURST, STAT_MAX_LATE_NS, STAT_SWITCH_DRAINS,
 };
 
 struct stat_attr {
@@ -1013,6 +1088,7 @@ static ssize_t stat_show(struct device *dev, struct device_attribute *attr,
 		[STAT_MAX_GAP_NS] = &stats.max_gap_ns,
 		[STAT_DIRECT_PADDED] = &stats.direct_padded,
 		[STAT_BURST] = &pace.burst, [STAT_MAX_LATE_NS] = &pace.late_ns,
+		[STAT_SWITCH_DRAINS] = &stats.switch_drains,
 	};
 	unsigned long flags;
 	u64 val;
@@ -1044,6 +1120,7 @@ STAT(max_gap_ns, STAT_MAX_GAP_NS);
 STAT(direct_padded, STAT_DIRECT_PADDED);
 STAT(burst, STAT_BURST);
 STAT(max_late_ns, STAT_MAX_LATE_NS);
+STAT(switch_drains, STAT_SWITCH_DRAINS);
 
 static struct attribute *ntrace_stats_attrs[] = {
 	&stat_drains.attr.attr, &stat_rewinds.attr.attr,
@@ -1053,7 +1130,8 @@ static struct attribute *ntrace_stats_attrs[] = {
 	&stat_max_fill.attr.attr,
 	&stat_max_period_ns.attr.attr, &stat_direct_bytes.attr.attr,
 	&stat_max_gap_ns.attr.attr, &stat_direct_padded.attr.attr,
-	&stat_burst.attr.attr, &stat_max_late_ns.attr.attr, NULL,
+	&stat_burst.attr.attr, &stat_max_late_ns.attr.attr,
+	&stat_switch_drains.attr.attr, NULL,
 };
 
 static const struct attribute_group ntrace_stats_group = {
@@ -1121,6 +1199,7 @@ static struct pmu ntrace_pmu = {
 	.start = ntrace_event_start,
 	.stop = ntrace_event_stop,
 	.read = ntrace_event_read,
+	.sched_task = ntrace_sched_task_hook,
 	.setup_aux = ntrace_setup_aux,
 	.free_aux = ntrace_free_aux,
 };

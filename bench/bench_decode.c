@@ -22,7 +22,9 @@
  * batches of 64 (nt_reader_next_batch()), and the baseline, a sum of every
  * byte read the same way; the /base column is each row's MB/s over the
  * baseline's.
- * Times are the child's CPU time, the best of REPS runs (default 3).
+ * Times are the child's CPU time, the best of REPS runs (default 3), the
+ * rows taking turns run by run; spread is the slowest run's time over
+ * the best's, which shows how much the host's load moved the figures.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -157,6 +159,7 @@ enum run_kind {
 
 struct result {
 	double secs, wall;
+	double slowest;		/* the slowest run's CPU time */
 	uint64_t insns;
 	long maxrss_kb;
 	int ok;
@@ -275,9 +278,29 @@ static void os_btm_ts(struct nt_encoder_cfg *c)
 }
 
 /*
- * The best (least CPU time) of reps runs; peak RSS the largest, and
- * not ok if any run was not.
+ * Fold run r into best, the fastest of the k runs before it (none when
+ * k is 0): least CPU time, the largest peak RSS and the slowest time of
+ * all, and not ok if any run was not.
  */
+static void keep_best(struct result *best, const struct result *r,
+		      unsigned long k)
+{
+	long rss = best->maxrss_kb;
+	double slowest = best->slowest;
+	int ok = best->ok;
+
+	if (!k) {
+		*best = *r;
+		best->slowest = r->secs;
+		return;
+	}
+	if (r->secs < best->secs)
+		*best = *r;
+	best->maxrss_kb = rss > r->maxrss_kb ? rss : r->maxrss_kb;
+	best->slowest = slowest > r->secs ? slowest : r->secs;
+	best->ok = ok == 1 ? r->ok : ok;
+}
+
 static struct result best_of(unsigned long reps,
 			     const struct nt_stream_cfg *stream,
 			     const struct prog *p, const char *path,
@@ -288,13 +311,8 @@ static struct result best_of(unsigned long reps,
 
 	for (k = 0; k < reps; k++) {
 		struct result r = run_child(stream, p, path, limit, kind);
-		long rss = best.maxrss_kb;
-		int ok = k ? best.ok : 1;
 
-		if (!k || r.secs < best.secs)
-			best = r;
-		best.maxrss_kb = rss > r.maxrss_kb ? rss : r.maxrss_kb;
-		best.ok = ok == 1 ? r.ok : ok;
+		keep_best(&best, &r, k);
 	}
 	return best;
 }
@@ -307,9 +325,9 @@ static void print_row(const char *set, const char *run, double insns,
 
 	if (insns)
 		snprintf(rate, sizeof(rate), "%.1f", insns / r->secs / 1e6);
-	printf("%-24s %-12s %8.1f %8.2f %7.3f %7.3f %10s %8.1f %6.3f %9ld%s\n",
+	printf("%-24s %-12s %8.1f %8.2f %7.3f %7.3f %10s %8.1f %6.3f %9ld %6.2f%s\n",
 	       set, run, insns / 1e6, (double)bytes / 1e6, r->secs, r->wall,
-	       rate, mbs, mbs / base_mbs, r->maxrss_kb,
+	       rate, mbs, mbs / base_mbs, r->maxrss_kb, r->slowest / r->secs,
 	       r->ok == 1 ? "" : "  DECODE ERRORS");
 }
 
@@ -330,11 +348,21 @@ static void bench_trace(const char *set, const struct nt_stream_cfg *stream,
 	};
 	struct result res[RUN__COUNT], tenth;
 	double base_mbs;
+	unsigned long k;
 	int run;
 
-	for (run = RUN_EVENTS; run <= RUN_SUM; run++)
-		if (stream->src_bits || !by_source_run(run))
-			res[run] = best_of(reps, stream, p, path, bytes, run);
+	/*
+	 * A rep of every row, then the next: a burst of load on the host
+	 * then slows one rep of many rows, not every rep of one row.
+	 */
+	for (k = 0; k < reps; k++)
+		for (run = RUN_EVENTS; run <= RUN_SUM; run++)
+			if (stream->src_bits || !by_source_run(run)) {
+				struct result r = run_child(stream, p, path,
+							    bytes, run);
+
+				keep_best(&res[run], &r, k);
+			}
 	base_mbs = (double)bytes / 1e6 / res[RUN_SUM].secs;
 	for (run = RUN_EVENTS; run <= RUN_SUM; run++)
 		if (stream->src_bits || !by_source_run(run))
@@ -404,9 +432,9 @@ int main(int argc, char **argv)
 
 	printf("# %s: best of %lu, rates use CPU time; /base: MB/s over the "
 	       "byte-sum baseline's\n", slash + 1, reps);
-	printf("%-24s %-12s %8s %8s %7s %7s %10s %8s %6s %9s\n", "option set",
-	       "run", "M insns", "trace MB", "cpu-s", "wall-s", "M insns/s",
-	       "MB/s", "/base", "maxrss KB");
+	printf("%-24s %-12s %8s %8s %7s %7s %10s %8s %6s %9s %6s\n",
+	       "option set", "run", "M insns", "trace MB", "cpu-s", "wall-s",
+	       "M insns/s", "MB/s", "/base", "maxrss KB", "spread");
 	if (trace) {
 		struct nt_stream_cfg stream = { .xlen = 64 };
 

@@ -37,12 +37,20 @@ static inline int unpin(void)
 }
 
 /*
+ * The kernel's ENOTSUPP, which <errno.h> does not have: what Linux makes
+ * of every SBI error it has no errno for (sbi_err_map_linux_errno()).
+ */
+#define KERNEL_ENOTSUPP	524
+
+/*
  * 0 or -errno. Putting a hart back online right after taking it offline
  * races with the hart's own way out: the kernel hears "dead" before the
  * hart has asked the SBI to stop it, so sbi_hsm_hart_start() can meet it
  * in STOP_PENDING and fail with -EINVAL (both lab kernels log "HART1
- * isn't stopped; status 3"). A hart that is still stopping is given up
- * to a second.
+ * isn't stopped; status 3"), or, when the hart has not even got that far
+ * (status 0, STARTED), with SBI_ERR_ALREADY_AVAILABLE, which the kernel
+ * turns into -ENOTSUPP (7.3 on a loaded host, 2026-12-02). A hart that
+ * is still stopping is given up to a second.
  */
 static inline int set_online(int cpu, int on)
 {
@@ -51,7 +59,8 @@ static inline int set_online(int cpu, int on)
 
 	snprintf(path, sizeof(path), "/sys/devices/system/cpu/cpu%d/online",
 		 cpu);
-	while ((ret = file_write_str(path, on ? "1" : "0")) == -EINVAL && on && --tries)
+	while (((ret = file_write_str(path, on ? "1" : "0")) == -EINVAL ||
+		ret == -KERNEL_ENOTSUPP) && on && --tries)
 		usleep(10000);
 	return ret;
 }

@@ -57,7 +57,6 @@ struct ntrace_cpu {
 	struct hrtimer timer;
 	u64 started_ns;
 	u64 last_tick_ns;	/* 0: no tick since the event started */
-	bool switch_drains;	/* event asked for ntrace_sched_task() */
 };
 
 static DEFINE_PER_CPU(struct ntrace_cpu, ntrace_cpu);
@@ -847,23 +846,23 @@ static void ntrace_sched_task_hook(struct perf_event_pmu_context *pmu_ctx,
 #define ntrace_sched_task_hook ntrace_sched_task
 #endif
 
+/* fixed for the event's life, so that put() undoes what get() did */
+static bool wants_switch_drains(struct perf_event *event)
+{
+	return (event->attach_state & PERF_ATTACH_TASK) &&
+	       !(event->attr.config & CFG_TS);
+}
+
 static void switch_drains_get(struct perf_event *event)
 {
-	struct ntrace_cpu *nc = this_cpu_ptr(&ntrace_cpu);
-
-	nc->switch_drains = (event->attach_state & PERF_ATTACH_TASK) &&
-			    !(event->attr.config & CFG_TS);
-	if (nc->switch_drains)
+	if (wants_switch_drains(event))
 		perf_sched_cb_inc(event->pmu);
 }
 
 static void switch_drains_put(struct perf_event *event)
 {
-	struct ntrace_cpu *nc = this_cpu_ptr(&ntrace_cpu);
-
-	if (nc->switch_drains)
+	if (wants_switch_drains(event))
 		perf_sched_cb_dec(event->pmu);
-	nc->switch_drains = false;
 }
 #else
 #define ntrace_sched_task_hook NULL

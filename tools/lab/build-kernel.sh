@@ -129,8 +129,8 @@ log "API probes for $TAG: ${COMPAT:-mainline forms only}"
 # either; the rest of the kernel is not held to that, so only our files
 # are checked. They also get a stack frame limit far below the kernel's
 # 2048: their code runs in hard interrupt context (the CTR sample path
-# once had a 1008-byte frame). Each file must show kbuild's CHECK line:
-# a sparse kbuild refuses is only a make message, with no warning in it.
+# once had a 1008-byte frame). Each file's log must hold nothing but
+# kbuild's own lines (kbuild_log_clean), its CHECK line among them.
 FRAME_MAX=512
 log "building the $TAG kernel (log: $LOG)"
 start=$SECONDS
@@ -146,14 +146,14 @@ OURS=()
 while IFS= read -r f; do
 	OURS+=("${f#"$REPO_DIR"/}")
 done < <(find "$REPO_DIR/drivers" -name '*.c' | sort)
+w1=$WORK/kbuild-$TAG/w1.log
 for f in "${OURS[@]}"; do
 	obj=${f%.c}.o
-	w1=$WORK/kbuild-$TAG/w1.log
 	rm -f "$WORK/kbuild-$TAG/$obj"
 	if ! lab_chroot env CCACHE_DIR=$CWORK/ccache "${KMAKE[@]}" \
 		KCFLAGS="$COMPAT -Wframe-larger-than=$FRAME_MAX" \
 		W=1 C=1 CHECK="$SPARSE" "$obj" > "$w1" 2>&1 ||
-	   grep -qE 'warning:|error:' "$w1" ||
+	   ! kbuild_log_clean "$w1" > /dev/null ||
 	   ! grep -qE "^  CHECK +(.*/)?$f\$" "$w1"; then
 		cat "$w1" >&2
 		die "kernel $TAG: $f is not clean at W=1 and under sparse"

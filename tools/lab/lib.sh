@@ -131,6 +131,14 @@ forky_sparse() {
 	echo "$CWORK/$dir/usr/bin/sparse"
 }
 
+# Whether a kbuild log holds nothing but kbuild's own lines ("  CC  x.o",
+# make's directory lines); prints any other. Such a line is a compiler's
+# or sparse's word, or a refusal: a CHECK kbuild will not run is only a
+# make message, "... is not available or not up to date".
+kbuild_log_clean() { # log
+	! grep -vE '^  [A-Z]+ |^make(\[[0-9]+\])?: (Entering|Leaving) directory ' "$1"
+}
+
 # Versions of the chroot packages that feed the builds; part of every key.
 pkg_versions() {
 	lab_chroot dpkg-query -W -f '${Package}:${Architecture}=${Version}\n' "$@"

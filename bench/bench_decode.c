@@ -18,7 +18,8 @@
  * (nt_decoder_new_batch()), for traces with SRC both again decoded by
  * source (cfg.by_source), events only without the run cache (the
  * general path alone, for comparison), with the PC-list writer to
- * /dev/null, the message reader alone, a record at a time and in
+ * /dev/null (with SRC also by source, as 'ntrace decode --by-source
+ * --format pcs' writes it), the message reader alone, a record at a time and in
  * batches of 64 (nt_reader_next_batch()), and the baseline, a sum of every
  * byte read the same way; the /base column is each row's MB/s over the
  * baseline's.
@@ -153,7 +154,8 @@ static char *make_trace(const struct prog *p, const struct nt_encoder_cfg *cfg,
 
 enum run_kind {
 	RUN_EVENTS, RUN_BATCH, RUN_BY_SOURCE, RUN_BY_SOURCE_BATCH,
-	RUN_NO_CACHE, RUN_PCS, RUN_READER, RUN_READER_BATCH, RUN_SUM,
+	RUN_NO_CACHE, RUN_PCS, RUN_PCS_BY_SOURCE, RUN_READER, RUN_READER_BATCH,
+	RUN_SUM,
 	RUN__COUNT
 };
 
@@ -200,7 +202,8 @@ static struct result run_child(const struct nt_stream_cfg *stream,
 			/* nothing but the bytes */
 		} else if (kind == RUN_READER || kind == RUN_READER_BATCH) {
 			r = nt_reader_new(&cfg.stream);
-		} else if (kind == RUN_PCS) {
+		} else if (kind == RUN_PCS || kind == RUN_PCS_BY_SOURCE) {
+			cfg.by_source = kind == RUN_PCS_BY_SOURCE;
 			o = nt_out_new(&ocfg, null);
 			d = nt_decoder_new(&cfg, nt_out_event, o, &err);
 		} else if (kind == RUN_BATCH || kind == RUN_BY_SOURCE_BATCH) {
@@ -334,7 +337,8 @@ static void print_row(const char *set, const char *run, double insns,
 /* The rows of cfg.by_source: for traces with SRC. */
 static bool by_source_run(int run)
 {
-	return run == RUN_BY_SOURCE || run == RUN_BY_SOURCE_BATCH;
+	return run == RUN_BY_SOURCE || run == RUN_BY_SOURCE_BATCH ||
+	       run == RUN_PCS_BY_SOURCE;
 }
 
 /* All rows for one trace file of bytes bytes. */
@@ -344,7 +348,7 @@ static void bench_trace(const char *set, const struct nt_stream_cfg *stream,
 {
 	static const char *const names[RUN__COUNT] = {
 		"events", "batch", "by-source", "by-src-batch", "no-cache",
-		"pcs", "reader", "reader-batch", "byte-sum",
+		"pcs", "pcs-by-src", "reader", "reader-batch", "byte-sum",
 	};
 	struct result res[RUN__COUNT], tenth;
 	double base_mbs;

@@ -100,9 +100,11 @@ lab_chroot() {
 }
 
 # The version of PKG in forky, which the chroot lists (pinned low) for
-# what trixie lacks; empty if forky has none.
+# what trixie lacks; empty if forky has none. awk reads to the end: an
+# early exit could kill apt-cache with SIGPIPE, which pipefail reports.
 forky_version() { # pkg
-	lab_chroot apt-cache madison "$1" | awk -F' *[|] *' '/ forky\// { print $2; exit }'
+	lab_chroot apt-cache madison "$1" |
+		awk -F' *[|] *' '/ forky\// && v == "" { v = $2 } END { if (v != "") print v }'
 }
 
 # forky_sparse LOG: forky's sparse, unpacked into the work cache once

@@ -19,9 +19,9 @@
  * source (cfg.by_source), events only without the run cache (the
  * general path alone, for comparison), with the PC-list writer to
  * /dev/null (with SRC also by source, as 'ntrace decode --by-source
- * --format pcs' writes it), the message reader alone, a record at a time and in
- * batches of 64 (nt_reader_next_batch()), and the baseline, a sum of every
- * byte read the same way; the /base column is each row's MB/s over the
+ * --format pcs' writes it), the message reader alone, a record at a
+ * time and in batches of 64 (nt_reader_next_batch()), and the baseline,
+ * a sum of every byte read the same way; the /base column is each row's MB/s over the
  * baseline's.
  * Times are the child's CPU time, the best of REPS runs (default 3), the
  * rows taking turns run by run; spread is the slowest run's time over

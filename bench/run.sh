@@ -141,23 +141,14 @@ for mode in "${modes[@]}"; do
 done
 # the modes take turns, so that a burst of load on the host slows one
 # run of each rather than every run of one (as bench_decode's rows)
-declare -A best worst
 load
+for mode in "${modes[@]}"; do : >"$tmp/times-$mode"; done
 for _ in 1 2 3; do
 	for mode in "${modes[@]}"; do
-		t=$( { TIMEFORMAT='%U %S'; time "${pin[@]}" "$O/ntrace" decode \
+		{ TIMEFORMAT='%U %S'; time "${pin[@]}" "$O/ntrace" decode \
 			--elf "$P/$codec_program" --format pcs -o /dev/null \
 			--stats --no-progress "$tmp/$codec_program-$mode.nt" \
-			2>"$tmp/stats-$mode"; } 2>&1 )
-		t=$(awk '{ printf "%.3f", $1 + $2 }' <<<"$t")
-		if [[ -z ${best[$mode]:-} ]] ||
-		   awk "BEGIN { exit !($t < ${best[$mode]}) }"; then
-			best[$mode]=$t
-		fi
-		if [[ -z ${worst[$mode]:-} ]] ||
-		   awk "BEGIN { exit !($t > ${worst[$mode]}) }"; then
-			worst[$mode]=$t
-		fi
+			2>"$tmp/stats-$mode"; } 2>>"$tmp/times-$mode"
 	done
 done
 for mode in "${modes[@]}"; do
@@ -168,13 +159,15 @@ for mode in "${modes[@]}"; do
 	"${pin[@]}" "$O/bench/bench_decode" -t "$trace" "$P/$codec_program" \
 		"$P/$codec_program.pcs" | tee "$tmp/lib" | sed '$d'
 	base=$(awk '$2 == "byte-sum" { print $8 }' "$tmp/lib")
-	awk -v m="$mode" -v n="$n" -v t="${best[$mode]}" -v w="${worst[$mode]}" \
-	    -v b="$bytes" -v base="$base" 'BEGIN {
+	# user plus system time of each run, best and worst
+	awk -v m="$mode" -v n="$n" -v b="$bytes" -v base="$base" '
+	{ r = $1 + $2; if (NR == 1 || r < t) t = r; if (r > w) w = r }
+	END {
 		printf "cli pcs %s: %.1f M insns, %.2f MB, best of 3 %.3f cpu-s " \
 		       "(spread %.2f): %.1f M insns/s, %.1f MB/s, /base %.3f\n",
 		       m, n / 1e6, b / 1e6, t, w / t, n / t / 1e6, b / t / 1e6,
 		       b / t / 1e6 / base
-	}'
+	}' "$tmp/times-$mode"
 done
 load
 

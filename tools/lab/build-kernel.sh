@@ -106,7 +106,7 @@ FRAME_MAX=512
 check_ours() {
 	local sparse f obj ours=() w1=$WORK/kbuild-$TAG/w1.log
 
-	sparse=$(forky_sparse "$WORK/kbuild-$TAG/sparse-fetch.log") ||
+	sparse=$(forky_sparse "$WORK/kbuild-$TAG/sparse-fetch.log" "$SPARSE_VER") ||
 		die "kernel $TAG: forky's sparse: $(apt_reason "$WORK/kbuild-$TAG/sparse-fetch.log")"
 	while IFS= read -r f; do
 		ours+=("${f#"$REPO_DIR"/}")

@@ -107,14 +107,16 @@ forky_version() { # pkg
 		awk -F' *[|] *' '/ forky\// && v == "" { v = $2 } END { if (v != "") print v }'
 }
 
-# forky_sparse LOG: forky's sparse, unpacked into the work cache once
-# per version; prints its path inside the chroot (LOG says why not).
+# forky_sparse LOG [VERSION]: forky's sparse, unpacked into the work
+# cache once per version; prints its path inside the chroot (LOG says
+# why not). A caller that keyed its work by the version passes it, so
+# that the sparse which runs is the one keyed (and apt is asked once).
 # trixie's 0.6.4 stops on RISC-V's -march string and kbuild refuses it
 # for 7.x's headers; forky's package wants forky's gcc, but the program
 # needs only libc, so it is unpacked rather than installed.
 forky_sparse() {
-	local log=$1 ver dir tmp st
-	ver=$(forky_version sparse)
+	local log=$1 ver=${2-} dir tmp st
+	[ $# -ge 2 ] || ver=$(forky_version sparse)
 	[ -n "$ver" ] || { echo "no sparse in forky (apt-cache madison)" > "$log"; return 1; }
 	dir=sparse-forky/$(printf '%s' "$ver" | tr -c 'A-Za-z0-9.+~-' _)
 	if [ ! -x "$WORK/$dir/usr/bin/sparse" ]; then

@@ -199,6 +199,14 @@ struct run {
 	 * time its events' times count from (see run_take())
 	 */
 	uint64_t dt, t_from;
+	/*
+	 * The stream offset its events' offsets count from, less the
+	 * bytes before each event's message: its first byte's when it
+	 * was last taken. run_take() moves them on by the difference, as
+	 * times by t_from; a decoder that maps offsets (by source) writes
+	 * them anew instead.
+	 */
+	uint64_t o_from;
 };
 
 #define RUN_INDIRECT		(1u << 0)	/* its target is U-ADDR's */
@@ -2249,6 +2257,12 @@ run_fuse(struct nt_decoder *d, struct run *a, struct run *b)
 	memcpy(run_events(f), run_events(a), a->nev * sizeof(struct nt_event));
 	memcpy(run_events(f) + a->nev, run_events(b),
 	       b->nev * sizeof(struct nt_event));
+	memset(run_events(f) + nev, 0,
+	       (run_event_slots(nev) - nev) * sizeof(struct nt_event));
+	/* as taken just now, a's bytes right before b's (a may be b) */
+	f->o_from = b->o_from - a->size;
+	for (i = 0; i < nev; i++)
+		run_events(f)[i].offset = f->o_from + delta[i];
 	/*
 	 * b's events have their times of this take. a's have theirs from
 	 * a->t_from, its last: this take's too, unless a is b (a loop of
@@ -2432,13 +2446,16 @@ size_t run_take(struct nt_decoder *d, const uint8_t *p, size_t avail,
 					ev[i].time += dt;
 			}
 		} else {
-			ev[0].offset = off + done + run_event_off(e, 0);
-			ev[1].offset = off + done + run_event_off(e, 1);
-			ev[2].offset = off + done + run_event_off(e, 2);
-			ev[3].offset = off + done + run_event_off(e, 3);
+			/* moved on from where e was taken last, as times */
+			uint64_t dofs = off + done - e->o_from;
+
+			e->o_from = off + done;
+			ev[0].offset += dofs;
+			ev[1].offset += dofs;
+			ev[2].offset += dofs;
+			ev[3].offset += dofs;
 			for (i = 4; i < e->nev; i++) {
-				ev[i].offset = off + done +
-					       run_event_off(e, i);
+				ev[i].offset += dofs;
 				if (timed)
 					ev[i].time += dt;
 			}
@@ -2819,6 +2836,7 @@ static uint32_t record_end(struct nt_decoder *d, const struct nt_msg *m,
 	e->offs = offs;
 	e->tail_off = (uint8_t)tail_off;
 	e->tail_from = (uint8_t)tail_from;
+	e->o_from = rs->offset;
 	/* its events' times are rs->time plus TSTAMPs: see run_take() */
 	e->t_from = rs->time;
 	e->dt = m->time - rs->time;
@@ -2833,6 +2851,9 @@ static uint32_t record_end(struct nt_decoder *d, const struct nt_msg *m,
 	    !npop)
 		e->flags |= RUN_HEAD;
 	memcpy(run_events(e), d->rec_evs, d->rec_nev * sizeof(*d->rec_evs));
+	/* run_take() moves the slots past them too */
+	memset(run_events(e) + d->rec_nev, 0,
+	       (run_event_slots(d->rec_nev) - d->rec_nev) * sizeof(*d->rec_evs));
 	memcpy(run_values(e), vals, npop * sizeof(*vals));
 	memcpy(run_values(e) + npop, pushed, npush * sizeof(*pushed));
 	/*

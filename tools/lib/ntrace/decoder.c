@@ -118,6 +118,12 @@ struct src_dec {
 	uint32_t walk_prev, walk_resets;
 	uint8_t walk_out;
 	uint32_t run_prev;	/* the run its last message was: run_find() */
+	/*
+	 * While take_gen is the decoder's, run_may_take() held and its
+	 * epoch was take_epoch: a funnel's turn need not ask again.
+	 */
+	uint64_t take_gen;
+	uint32_t take_epoch;
 	uint64_t *addr;		/* the reader's address history of it */
 	uint64_t *time;		/* the reader's time of it */
 	unsigned int run_epoch_slot;	/* where run_epoch() looks first */
@@ -277,6 +283,12 @@ struct nt_decoder {
 	uint8_t *run_arena;
 	uint32_t run_used, run_cap;	/* bytes; offset 0 is no run */
 	uint32_t run_epoch_ids;		/* last epoch id given out */
+	/*
+	 * Moves on whenever a source's state may change other than by a
+	 * run: a message the general path decodes, a gap, an image
+	 * order, a reset of the cache (its epoch ids are given out anew).
+	 */
+	uint64_t take_gen;
 	unsigned int run_epoch_next;	/* the epoch replaced next */
 	struct run_epoch run_epochs[RUN_EPOCHS];
 	/* recording the message being decoded: the caller's callback */
@@ -372,6 +384,7 @@ struct nt_decoder *nt_decoder_new(const struct nt_decoder_cfg *cfg,
 	 * A run adds its TSTAMPs to the time (run_take()): SiFive's, the
 	 * bits that changed, are no sum.
 	 */
+	d->take_gen = 1;	/* a new source's 0 is not it */
 	d->run_on = cfg->run_cache && !d->dm &&
 		    !(cfg->stream.timestamps &&
 		      (cfg->stream.quirks & NT_QUIRK_SIFIVE));
@@ -502,6 +515,7 @@ static void select_images(struct nt_decoder *d, struct src_dec *s)
 			s->order[s->norder++] = (uint8_t)i;
 	/* the links made under the old order may lead elsewhere now */
 	s->order_gen = new_order_gen(d);
+	d->take_gen++;
 }
 
 int nt_decoder_add_image(struct nt_decoder *d, const struct nt_image *img,
@@ -701,6 +715,7 @@ static void gap(struct nt_decoder *d, struct src_dec *s, const char *why,
 	event_init(d, &ev, NT_EV_GAP, s);
 	ev.offset = offset;
 	ev.error = why;
+	d->take_gen++;
 	if (s) {
 		ev.from = s->pc;
 		s->synced = false;
@@ -1634,6 +1649,7 @@ bool branch_fast(struct nt_decoder *d, const struct nt_msg *m)
 	s = d->srcs[m->src];
 	if (!s || !s->synced || s->want_scontext)
 		return false;
+	d->take_gen++;
 	d->st.msgs++;
 	d->msg = m;
 	note_time(d, m);
@@ -1661,6 +1677,7 @@ decode_msg(struct nt_decoder *d, const struct nt_msg *m)
 	struct src_dec *s;
 	int r = 0;
 
+	d->take_gen++;
 	d->st.msgs++;
 	d->msg = m;
 	if (m->err && m->err != NT_ERR_UNKNOWN_TCODE) {
@@ -1833,6 +1850,7 @@ static void run_cache_reset(struct nt_decoder *d)
 		return;
 	memset(d->run_slots, 0, sizeof(*d->run_slots) << RUN_SLOTS_LOG2);
 	memset(d->run_epochs, 0, sizeof(d->run_epochs));
+	d->take_gen++;
 	d->run_used = 8;
 	run_links_reset(d);
 }
@@ -2347,7 +2365,14 @@ size_t run_take(struct nt_decoder *d, const uint8_t *p, size_t avail,
 						timed);
 			src_w = w;
 			s = d->srcs[msg_src(w, src_bits)];
-			if (!run_may_take(s)) {
+			if (s && s->take_gen == d->take_gen) {
+				epoch = s->take_epoch;
+			} else if (run_may_take(s)) {
+				/* may start the cache over: before prev */
+				epoch = run_epoch(d, s);
+				s->take_epoch = epoch;
+				s->take_gen = d->take_gen;
+			} else {
 				s = NULL;
 				break;
 			}
@@ -2356,7 +2381,6 @@ size_t run_take(struct nt_decoder *d, const uint8_t *p, size_t avail,
 			addr = *s->addr;
 			if (timed)
 				time = *s->time;
-			epoch = run_epoch(d, s);
 			prev = s->run_prev;
 		}
 		e = run_find(d, s, prev, pc, w, epoch);

@@ -124,6 +124,12 @@ struct src_dec {
 	 */
 	uint64_t take_gen;
 	uint32_t take_epoch;
+	/*
+	 * The run its last message was, when last, last_valid,
+	 * priv_may_change and walk_prev do not show it yet: run_settle()
+	 * writes them before the general path reads them. 0: they do.
+	 */
+	uint32_t run_last;
 	uint64_t *addr;		/* the reader's address history of it */
 	uint64_t *time;		/* the reader's time of it */
 	unsigned int run_epoch_slot;	/* where run_epoch() looks first */
@@ -1624,6 +1630,38 @@ static int ownership_msg(struct nt_decoder *d, struct src_dec *s,
 	return 0;
 }
 
+static struct run *run_at(const struct nt_decoder *d, uint32_t at);
+
+/*
+ * What only the last message of a stretch of runs decides, which the
+ * stretch's end left to be written (run_stretch_end()). PC and
+ * address history are written at once: the reader moves the history
+ * on before the next message of s is decoded, but s->pc, which is the
+ * target an IndirectBranch's run leaves, stays.
+ */
+static void __attribute__((noinline))
+run_settle(struct nt_decoder *d, struct src_dec *s)
+{
+	const struct run *last = run_at(d, s->run_last);
+
+	s->run_last = 0;
+	s->priv_may_change = last->flags & RUN_PRIV_MAY_CHANGE;
+	s->last.tcode = last->tcode;
+	s->last.btype = NT_BTYPE_INDIRECT;
+	s->last.icnt = last->icnt;
+	s->last.hist = last->hist;
+	s->last.target = last->flags & RUN_INDIRECT ? s->pc : 0;
+	s->last_valid = true;
+	/* where the general path's next walk starts: no hint */
+	s->walk_prev = 0;
+}
+
+static inline void run_settled(struct nt_decoder *d, struct src_dec *s)
+{
+	if (s->run_last)
+		run_settle(d, s);
+}
+
 /*
  * The messages a branch trace is made of, when none of decode_msg()'s
  * checks apply: a well-formed DirectBranch, IndirectBranch or
@@ -1649,6 +1687,7 @@ bool branch_fast(struct nt_decoder *d, const struct nt_msg *m)
 	s = d->srcs[m->src];
 	if (!s || !s->synced || s->want_scontext)
 		return false;
+	run_settled(d, s);
 	d->take_gen++;
 	d->st.msgs++;
 	d->msg = m;
@@ -1703,6 +1742,7 @@ decode_msg(struct nt_decoder *d, const struct nt_msg *m)
 	s = get_src(d, m->src);
 	if (!s)
 		return;
+	run_settled(d, s);
 	/* section "Common Fields", table "Maximum Field Sizes" */
 	if (((m->fields & NT_F_ICNT) && m->icnt >> NT_MAX_ICNT_BITS) ||
 	    (m->tcode == NT_TCODE_RESOURCE_FULL && m->rcode == NT_RCODE_ICNT &&
@@ -1846,8 +1886,14 @@ static void run_links_reset(struct nt_decoder *d)
 /* Forget every run (the arena is full, or epochs may mean other states). */
 static void run_cache_reset(struct nt_decoder *d)
 {
+	unsigned int i;
+
 	if (!d->run_slots)
 		return;
+	/* the runs they were left to are going */
+	for (i = 0; i < MAX_SRC; i++)
+		if (d->srcs[i])
+			run_settled(d, d->srcs[i]);
 	memset(d->run_slots, 0, sizeof(*d->run_slots) << RUN_SLOTS_LOG2);
 	memset(d->run_epochs, 0, sizeof(d->run_epochs));
 	d->take_gen++;
@@ -2125,7 +2171,9 @@ static inline bool run_may_take(const struct src_dec *s)
 /*
  * A stretch of messages of s ends, last its last run taken (NULL: none),
  * pc, addr and time its PC, address history and time (if timed) after
- * it: what only the last one decides, written back.
+ * it, prev last's arena offset: what only the last one decides, written
+ * back, or left to run_settle() for what the runs do not read. A
+ * funnel's sources take turns, often at every message.
  */
 static inline void run_stretch_end(struct src_dec *s, const struct run *last,
 				   uint64_t pc, uint64_t addr, uint64_t time,
@@ -2138,15 +2186,7 @@ static inline void run_stretch_end(struct src_dec *s, const struct run *last,
 	*s->addr = addr;
 	if (timed)
 		*s->time = time;
-	s->priv_may_change = last->flags & RUN_PRIV_MAY_CHANGE;
-	s->last.tcode = last->tcode;
-	s->last.btype = NT_BTYPE_INDIRECT;
-	s->last.icnt = last->icnt;
-	s->last.hist = last->hist;
-	s->last.target = last->flags & RUN_INDIRECT ? addr : 0;
-	s->last_valid = true;
-	/* where the general path's next walk starts: no hint */
-	s->walk_prev = 0;
+	s->run_last = prev;
 }
 
 /*

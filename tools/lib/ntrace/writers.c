@@ -300,7 +300,8 @@ static inline bool pcs_copy_kept(struct nt_out *o, const struct nt_event *ev)
 {
 	const struct run_text *c;
 
-	if (!o->runs || ev->ninsn > RUN_TEXT / 4 || OUTBUF - o->n < RUN_TEXT)
+	/* a run of over RUN_TEXT / 4 instructions is never kept: c->ninsn */
+	if (OUTBUF - o->n < RUN_TEXT)
 		return false;
 	c = run_slot(o, ev->from);
 	if (!run_kept(c, ev))
@@ -323,7 +324,7 @@ pcs_cached(struct nt_out *o, const struct nt_event *ev, uint64_t mask)
 	uint64_t flushes;
 	size_t start, len;
 
-	if (!o->runs || ev->ninsn > RUN_TEXT / 4) {
+	if (ev->ninsn > RUN_TEXT / 4) {
 		pcs_run(o, ev->from, ev->code, ev->ninsn, mask);
 		return;
 	}
@@ -595,8 +596,12 @@ struct nt_out *nt_out_new(const struct nt_out_cfg *cfg, FILE *f)
 	o->cfg = *cfg;
 	o->f = f;
 	if (cfg->format == NT_OUT_PCS) {
-		/* without it, every run is written line by line */
+		/* the writer's fast path does not test for it */
 		o->runs = calloc(RUN_CACHE, sizeof(*o->runs));
+		if (!o->runs) {
+			free(o);
+			return NULL;
+		}
 	}
 	if (!o->cfg.brstack_depth)
 		o->cfg.brstack_depth = 32;

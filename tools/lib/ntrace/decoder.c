@@ -119,8 +119,8 @@ struct src_dec {
 	uint8_t walk_out;
 	uint32_t run_prev;	/* the run its last message was: run_find() */
 	/*
-	 * While take_gen is the decoder's, run_may_take() held and its
-	 * epoch was take_epoch: a funnel's turn need not ask again.
+	 * While take_gen is the decoder's, the cache may take its
+	 * messages in epoch take_epoch: run_source_epoch().
 	 */
 	uint64_t take_gen;
 	uint32_t take_epoch;
@@ -288,13 +288,13 @@ struct nt_decoder {
 	struct run *run_long;
 	uint8_t *run_arena;
 	uint32_t run_used, run_cap;	/* bytes; offset 0 is no run */
-	uint32_t run_epoch_ids;		/* last epoch id given out */
 	/*
 	 * Moves on whenever a source's state may change other than by a
 	 * run: a message the general path decodes, a gap, an image
 	 * order, a reset of the cache (its epoch ids are given out anew).
 	 */
 	uint64_t take_gen;
+	uint32_t run_epoch_ids;		/* last epoch id given out */
 	unsigned int run_epoch_next;	/* the epoch replaced next */
 	struct run_epoch run_epochs[RUN_EPOCHS];
 	/* recording the message being decoded: the caller's callback */
@@ -2161,11 +2161,28 @@ run_find_long(struct nt_decoder *d, const struct src_dec *s, uint64_t pc,
 	return NULL;
 }
 
-/* Whether the cache may take messages of s now. */
-static inline bool run_may_take(const struct src_dec *s)
+/*
+ * Whether the cache may take messages of s now and, if so, *epoch the
+ * epoch they are taken in. The answer holds until d->take_gen moves,
+ * and s keeps it: a funnel's sources take turns, often at every
+ * message, and a turn then asks nothing again.
+ */
+static inline bool run_source_epoch(struct nt_decoder *d, struct src_dec *s,
+				    uint32_t *epoch)
 {
-	return s && s->synced && !s->want_scontext && !s->pend_icnt &&
-	       !s->walked;
+	if (!s)
+		return false;
+	if (s->take_gen == d->take_gen) {
+		*epoch = s->take_epoch;
+		return true;
+	}
+	if (!s->synced || s->want_scontext || s->pend_icnt || s->walked)
+		return false;
+	/* may start the cache over, which moves take_gen: first */
+	s->take_epoch = run_epoch(d, s);
+	s->take_gen = d->take_gen;
+	*epoch = s->take_epoch;
+	return true;
 }
 
 /*
@@ -2405,14 +2422,8 @@ size_t run_take(struct nt_decoder *d, const uint8_t *p, size_t avail,
 						timed);
 			src_w = w;
 			s = d->srcs[msg_src(w, src_bits)];
-			if (s && s->take_gen == d->take_gen) {
-				epoch = s->take_epoch;
-			} else if (run_may_take(s)) {
-				/* may start the cache over: before prev */
-				epoch = run_epoch(d, s);
-				s->take_epoch = epoch;
-				s->take_gen = d->take_gen;
-			} else {
+			/* may start the cache over: before prev */
+			if (!run_source_epoch(d, s, &epoch)) {
 				s = NULL;
 				break;
 			}
@@ -2602,6 +2613,7 @@ static bool run_long_next(struct nt_decoder *d)
 {
 	struct src_dec *s;
 	const uint8_t *p;
+	uint32_t epoch;
 	size_t avail;
 	uint64_t off;
 
@@ -2609,9 +2621,9 @@ static bool run_long_next(struct nt_decoder *d)
 	if (!p || avail < 16)
 		return false;
 	s = d->srcs[msg_src(load_bytes(p), d->cfg.stream.src_bits)];
-	if (!run_may_take(s))
+	if (!run_source_epoch(d, s, &epoch))
 		return false;
-	d->run_long = run_find_long(d, s, s->pc, p, avail, run_epoch(d, s));
+	d->run_long = run_find_long(d, s, s->pc, p, avail, epoch);
 	return d->run_long;
 }
 
@@ -2698,7 +2710,7 @@ static bool record_begin(struct nt_decoder *d, struct run_start *rs)
 	w = load_bytes(p);
 	rs->src = msg_src(w, d->cfg.stream.src_bits);
 	s = d->srcs[rs->src];
-	if (!run_may_take(s))
+	if (!run_source_epoch(d, s, &rs->epoch))
 		return false;
 	pair = pair_first_word(w);
 	if (!run_tcode(p[0] >> 2) && !pair)
@@ -2732,7 +2744,6 @@ static bool record_begin(struct nt_decoder *d, struct run_start *rs)
 	rs->addr = *s->addr;
 	rs->time = *s->time;
 	rs->time_at = d->last_time_at;
-	rs->epoch = run_epoch(d, s);
 	rs->count = s->count;
 	rs->gaps = d->st.gaps;
 	rs->errors = d->st.errors;

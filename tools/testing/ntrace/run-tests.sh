@@ -141,6 +141,9 @@ if step "ASan/UBSan build" make -j"$jobs" O=build-san SAN=1 all tests; then
 	unset ASAN_OPTIONS UBSAN_OPTIONS
 fi
 
+# run-fuzz.sh's verdicts (a wall-clock timeout replayed alone)
+run_tap run-fuzz bash $T/run-fuzz-test.sh
+
 if step "libFuzzer build" make O=build build/fuzz/fuzz_reader \
 	build/fuzz/fuzz_decode; then
 	run_tap "fuzz_reader ${FUZZ_SECONDS}s" bash $T/run-fuzz.sh \

@@ -40,35 +40,35 @@ st=$?
 runs=$(sed -n 's/^stat::number_of_executed_units: *//p' "$work/log" | tail -1)
 crash=$(find "$work/artifacts" -type f | head -1)
 
-if [[ $st -eq 0 && -z $crash ]]; then
-	echo "ok 1 - $name: ${runs:-?} runs, no crash"
-	echo "1..1"
-	rm -rf "$work"
-	exit 0
-fi
-
 # libFuzzer's -timeout is wall time: beside the lab's boards, or with
 # the process stopped, an input that takes milliseconds can miss it. A
 # timeout's input is replayed alone under the same limit in CPU time;
 # only one that does not finish there is a hang. The run stopped at
 # it either way, so the runs reported are those before it.
-if [[ $st -eq 70 && $crash == */timeout-* ]]; then
+passed=false note="" replay=""
+if [[ $st -eq 0 && -z $crash ]]; then
+	passed=true
+elif [[ $st -eq 70 && $crash == */timeout-* ]]; then
 	start=$(date +%s%N)
 	# the braces keep bash's "Killed" out of the log
 	if { (ulimit -t $limit && exec "$bin" "$crash") >"$work/replay" 2>&1; } 2>/dev/null; then
 		ms=$((($(date +%s%N) - start) / 1000000))
-		echo "ok 1 - $name: ${runs:-?} runs, no crash; stopped at a" \
-			"wall-clock timeout whose input then ran alone in" \
-			"$ms ms (the machine's load, not a hang)"
-		echo "1..1"
-		rm -rf "$work"
-		exit 0
+		passed=true
+		note="; stopped at a wall-clock timeout whose input then ran alone in $ms ms (the machine's load, not a hang)"
+	else
+		replay="# replayed alone, it did not finish in $limit s of CPU time either"
 	fi
-	replay="# replayed alone, it did not finish in $limit s of CPU time either"
+fi
+
+if $passed; then
+	echo "ok 1 - $name: ${runs:-?} runs, no crash$note"
+	echo "1..1"
+	rm -rf "$work"
+	exit 0
 fi
 
 echo "not ok 1 - $name: exit status $st, ${runs:-?} runs, crash file ${crash:-none} (kept $work)"
-[[ -n ${replay:-} ]] && echo "$replay"
+[[ -n $replay ]] && echo "$replay"
 if [[ -n $crash ]]; then
 	echo "# input bytes (hex):"
 	od -An -tx1 -v "$crash" | head -20 | sed 's/^/#/'

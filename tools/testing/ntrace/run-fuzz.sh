@@ -32,42 +32,72 @@ cp "$seeds"/* "$work/corpus/"
 
 # -timeout: a single input may not take seconds; the reader is linear.
 limit=5
-"$bin" -max_total_time="$secs" -timeout=$limit -rss_limit_mb=2048 \
-	-print_final_stats=1 -artifact_prefix="$work/artifacts/" \
-	"$work/corpus" >"$work/log" 2>&1
-st=$?
-
-runs=$(sed -n 's/^stat::number_of_executed_units: *//p' "$work/log" | tail -1)
-crash=$(find "$work/artifacts" -type f | head -1)
-
 # libFuzzer's -timeout is wall time: beside the lab's boards, or with
 # the process stopped, an input that takes milliseconds can miss it. A
 # timeout's input is replayed alone under the same limit in CPU time;
-# only one that does not finish there is a hang. The run stopped at
-# it either way, so the runs reported are those before it.
-passed=false note="" replay=""
-if [[ $st -eq 0 && -z $crash ]]; then
-	passed=true
-elif [[ $st -eq 70 && $crash == */timeout-* ]]; then
+# only one that does not finish there is a hang. One that finishes is
+# the machine's load: the fuzzer is started again on the corpus it has
+# grown, for the time left, so that a loaded machine still fuzzes for
+# the time asked (at most max_rounds rounds).
+max_rounds=5
+deadline=$((SECONDS + secs))
+runs=0 rounds=0 passed=false replay="" crash="" st=0
+alone_ms=()
+while :; do
+	left=$((deadline - SECONDS))
+	((left < 1)) && left=1
+	rounds=$((rounds + 1))
+	"$bin" -max_total_time="$left" -timeout=$limit -rss_limit_mb=2048 \
+		-print_final_stats=1 -artifact_prefix="$work/artifacts/" \
+		"$work/corpus" >"$work/log" 2>&1
+	st=$?
+	n=$(sed -n 's/^stat::number_of_executed_units: *//p' "$work/log" | tail -1)
+	runs=$((runs + ${n:-0}))
+	crash=$(find "$work/artifacts" -type f | head -1)
+	if [[ $st -eq 0 && -z $crash ]]; then
+		passed=true
+		break
+	fi
+	[[ $st -eq 70 && $crash == */timeout-* ]] || break
 	start=$(date +%s%N)
 	# the braces keep bash's "Killed" out of the log
-	if { (ulimit -t $limit && exec "$bin" "$crash") >"$work/replay" 2>&1; } 2>/dev/null; then
-		ms=$((($(date +%s%N) - start) / 1000000))
-		passed=true
-		note="; stopped at a wall-clock timeout whose input then ran alone in $ms ms (the machine's load, not a hang)"
-	else
+	if ! { (ulimit -t $limit && exec "$bin" "$crash") >"$work/replay" 2>&1; } 2>/dev/null; then
 		replay="# replayed alone, it did not finish in $limit s of CPU time either"
+		break
+	fi
+	alone_ms+=($((($(date +%s%N) - start) / 1000000)))
+	rm -f "$crash"
+	crash=""
+	if ((SECONDS >= deadline || rounds >= max_rounds)); then
+		passed=true
+		break
+	fi
+done
+
+note=""
+if ((${#alone_ms[@]})); then
+	ms=$(IFS=,; echo "${alone_ms[*]}")
+	if ((${#alone_ms[@]} == 1)); then
+		note="; 1 wall-clock timeout whose input then ran alone in $ms ms"
+	else
+		note="; ${#alone_ms[@]} wall-clock timeouts whose inputs then ran alone in ${ms//,/, } ms"
+	fi
+	note+=" (the machine's load, not a hang)"
+	# the last round ended at a timeout: was it cut short?
+	left=$((deadline - SECONDS))
+	if ((${#alone_ms[@]} == rounds && left > 0)); then
+		note+="; stopped after $rounds rounds with $left of $secs s left"
 	fi
 fi
 
 if $passed; then
-	echo "ok 1 - $name: ${runs:-?} runs, no crash$note"
+	echo "ok 1 - $name: $runs runs in $rounds rounds, no crash$note"
 	echo "1..1"
 	rm -rf "$work"
 	exit 0
 fi
 
-echo "not ok 1 - $name: exit status $st, ${runs:-?} runs, crash file ${crash:-none} (kept $work)"
+echo "not ok 1 - $name: exit status $st, $runs runs in $rounds rounds, crash file ${crash:-none} (kept $work)"
 [[ -n $replay ]] && echo "$replay"
 if [[ -n $crash ]]; then
 	echo "# input bytes (hex):"

@@ -66,7 +66,7 @@ case_ timeout,clean fast 30 0 \
 	"30,(29|30)" \
 	"a timeout whose input replays at once is the machine's load: ok, and the fuzzer goes on for the time left"
 case_ timeout fast 30 0 \
-	"^ok 1 - fuzz_fake: 5000 runs in 5 rounds, no crash; 5 wall-clock timeouts whose inputs then ran alone in [0-9, ]* ms (the machine.s load, not a hang); stopped after 5 rounds with [0-9]* of 30 s left$" \
+	"^ok 1 - fuzz_fake: 5000 runs in 5 rounds, no crash; 5 wall-clock timeouts whose inputs then ran alone in [0-9, ]* ms (the machine's load, not a hang); stopped after 5 rounds with [0-9]* of 30 s left$" \
 	"30(,(29|30)){4}" \
 	"a timeout in every round stops after five, ok, saying how much time was left"
 case_ timeout spin 30 1 "did not finish in 5 s of CPU time either" "30" \

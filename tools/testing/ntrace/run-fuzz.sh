@@ -41,7 +41,7 @@ limit=5
 # the time asked (at most max_rounds rounds).
 max_rounds=5
 deadline=$((SECONDS + secs))
-runs=0 rounds=0 passed=false replay="" crash="" st=0
+runs=0 rounds=0 passed=false replay=""
 alone_ms=()
 while :; do
 	left=$((deadline - SECONDS))
@@ -67,7 +67,6 @@ while :; do
 	fi
 	alone_ms+=($((($(date +%s%N) - start) / 1000000)))
 	rm -f "$crash"
-	crash=""
 	if ((SECONDS >= deadline || rounds >= max_rounds)); then
 		passed=true
 		break
@@ -76,11 +75,12 @@ done
 
 note=""
 if ((${#alone_ms[@]})); then
-	ms=$(IFS=,; echo "${alone_ms[*]}")
+	printf -v ms '%s, ' "${alone_ms[@]}"
+	ms=${ms%, }
 	if ((${#alone_ms[@]} == 1)); then
 		note="; 1 wall-clock timeout whose input then ran alone in $ms ms"
 	else
-		note="; ${#alone_ms[@]} wall-clock timeouts whose inputs then ran alone in ${ms//,/, } ms"
+		note="; ${#alone_ms[@]} wall-clock timeouts whose inputs then ran alone in $ms ms"
 	fi
 	note+=" (the machine's load, not a hang)"
 	# the last round ended at a timeout: was it cut short?

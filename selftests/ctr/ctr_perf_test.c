@@ -30,6 +30,7 @@
 
 #include "kselftest_harness.h"
 #include "../lib/capture.h"
+#include "../lib/irq.h"
 #include "../lib/sysfs.h"
 
 #define OUT_SIZE (1 << 20)
@@ -89,6 +90,25 @@ static int longest_line(const char *text, const char *s)
 	return best;
 }
 
+/* harts whose overflow interrupts a short recording logs */
+#define LOGGED_HARTS 4
+
+/*
+ * "riscv-pmu interrupts by hart: 10 -> 12, 5 -> 5" for the counts
+ * before[] and now, into buf.
+ */
+static void interrupts_moved(char *buf, size_t len, const long long *before)
+{
+	size_t at = snprintf(buf, len, "riscv-pmu interrupts by hart:");
+	int cpu;
+
+	for (cpu = 0; cpu < LOGGED_HARTS && before[cpu] >= 0 && at < len;
+	     cpu++)
+		at += snprintf(buf + at, len - at, "%s %lld -> %lld",
+			       cpu ? "," : "", before[cpu],
+			       pmu_interrupts(cpu));
+}
+
 /*
  * perf record -b of brwork into data with the given perf: the number of
  * samples, or -1 when perf record failed (its output is then in *out).
@@ -96,6 +116,10 @@ static int longest_line(const char *text, const char *s)
  * thousands of samples per run, see Documentation/lab.rst): retry, then
  * fall back to instructions, which overflow steadily. 200 samples at
  * least, so that the workload's loops, not its start, show.
+ *
+ * A recording with fewer logs what perf said and each hart's overflow
+ * interrupts: once, on a two-hart 7.x board, six in a row had none
+ * with either event, between two that sampled.
  */
 static int record_brwork(struct __test_metadata *_metadata, char *perf,
 			 char *data, char **out, size_t *size)
@@ -105,23 +129,39 @@ static int record_brwork(struct __test_metadata *_metadata, char *perf,
 			 "20011", "-o", data, "--", (char *)workload,
 			 "1000000", NULL };
 	char *rep[] = { perf, "report", "-i", data, "--stats", NULL };
-	int try, status, samples = 0;
+	long long irq[LOGGED_HARTS];
+	int try, cpu, status, samples = 0;
+	char said[512], moved[256];
 
 	for (try = 0; try < 6 && samples < 200; try++) {
 		const char *p;
+		size_t len;
 
 		if (try == 3)
 			argv[4] = "instructions:u";
+		for (cpu = 0; cpu < LOGGED_HARTS; cpu++)
+			irq[cpu] = pmu_interrupts(cpu);
 		status = run_capture(argv, out, size);
 		if (!WIFEXITED(status) || WEXITSTATUS(status)) {
 			TH_LOG("%s record: wait status %#x", perf, status);
 			return -1;
 		}
+		/* its last lines, for a recording with too few samples */
+		len = strlen(*out);
+		p = len < sizeof(said) ? *out : *out + len - sizeof(said) + 1;
+		snprintf(said, sizeof(said), "%s", p);
+		interrupts_moved(moved, sizeof(moved), irq);
 		run_capture(rep, out, size);
 		p = strstr(*out, "SAMPLE events:");
 		samples = p ? atoi(p + strlen("SAMPLE events:")) : 0;
 		TH_LOG("%s record -b -e %s: %d samples", perf, argv[4],
 		       samples);
+		if (samples < 200) {
+			TH_LOG("%s", moved);
+			log_lines(_metadata, said, 6);
+			if (!p)
+				log_lines(_metadata, *out, 10);
+		}
 	}
 	return samples;
 }

@@ -20,6 +20,7 @@
 
 #include "kselftest_harness.h"
 #include "../lib/capture.h"
+#include "../lib/irq.h"
 #include "../lib/pin.h"
 
 #define OUT_SIZE (64 * 1024)
@@ -138,41 +139,6 @@ TEST_F_TIMEOUT(perf, stat_counts, 300)
 	insns = stat_value(self->out, "instructions");
 	EXPECT_GT(cycles, 0);
 	EXPECT_GT(insns, 0);
-}
-
-/* The riscv-pmu (LCOFI) count of /proc/interrupts on cpu, or -1. */
-static long long pmu_interrupts(int cpu)
-{
-	long long count = -1;
-	char line[1024];
-	FILE *f;
-
-	f = fopen("/proc/interrupts", "r");
-	if (!f)
-		return -1;
-	while (fgets(line, sizeof(line), f)) {
-		char *p, *end;
-		int col;
-
-		if (!strstr(line, "riscv-pmu"))
-			continue;
-		p = strchr(line, ':');
-		if (!p)
-			break;
-		for (p++, col = 0;; p = end, col++) {
-			long long v = strtoll(p, &end, 10);
-
-			if (end == p)
-				break;
-			if (col == cpu) {
-				count = v;
-				break;
-			}
-		}
-		break;
-	}
-	fclose(f);
-	return count;
 }
 
 static long record_once(struct __test_metadata *_metadata, char **out,

@@ -7,10 +7,18 @@
  * the labelled asm loop of ctr/ctr_workload.h.
  *
  * Usage: brwork [iterations] [asm]
+ *
+ * With BRWORK_PAUSE_MS in the environment it first sleeps that long, for
+ * a counter that must overflow in the lab: under QEMU, a sampling event
+ * started once and never switched out may never overflow, and the sleep
+ * switches it out and in again (Documentation/lab.rst, "Known limits").
+ * It sleeps in brwork itself, not in a shell before it, so that every
+ * sample is brwork's.
  */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "../ctr/ctr_workload.h"
 
@@ -57,8 +65,16 @@ int main(int argc, char **argv)
 {
 	unsigned long n = argc > 1 ? strtoul(argv[1], NULL, 0) : 1000000;
 	static unsigned long data[1024];
+	const char *pause = getenv("BRWORK_PAUSE_MS");
 	unsigned long r, i;
 
+	if (pause) {
+		unsigned long ms = strtoul(pause, NULL, 0);
+		struct timespec ts = { .tv_sec = ms / 1000,
+				       .tv_nsec = (ms % 1000) * 1000000 };
+
+		nanosleep(&ts, NULL);
+	}
 	if (argc > 2 && !strcmp(argv[2], "asm")) {
 		for (i = 0; i < 1024; i++)
 			data[i] = i * 2654435761UL >> 7;

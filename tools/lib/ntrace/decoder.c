@@ -43,6 +43,13 @@
 #define RUN_SLOTS_LOG2		15
 /* a pair's ResourceFull walks up to 32 conditional branches, and calls */
 #define RUN_MAX_EVENTS		128
+/*
+ * A round of repeated HIST bits that replay_hist() hands over again
+ * rather than walk: at most this many events (more: each is walked)
+ */
+#define REPLAY_MAX_EVENTS	256
+/* ... and of at most this many repetitions */
+#define REPLAY_MAX_ROUND	16
 #define RUN_MAX_VALUES		16
 #define RUN_ARENA_MIN		(1u << 18)
 #define RUN_ARENA_MAX		(1u << 24)
@@ -304,6 +311,14 @@ struct nt_decoder {
 	unsigned int rec_nev, rec_nops;
 	struct nt_event rec_evs[RUN_MAX_EVENTS];
 	struct stack_op rec_ops[2 * RUN_MAX_VALUES];
+	/* push() and pop() calls, for replay_hist() */
+	uint64_t stack_ops;
+	/* replay_hist(): the first repetition's events, and the callback */
+	bool rep_bad;
+	nt_event_fn rep_fn;
+	void *rep_ctx;
+	unsigned int rep_nev;
+	struct nt_event rep_evs[REPLAY_MAX_EVENTS];
 	/* cfg.by_source: each source's decoder (see "by source" below) */
 	struct demux *dm;
 	uint64_t last_time_at;		/* offset of st.last_time's message */
@@ -749,6 +764,7 @@ static void record_op(struct nt_decoder *d, uint64_t v, bool push, bool ok)
 
 static void push(struct nt_decoder *d, struct src_dec *s, uint64_t ret)
 {
+	d->stack_ops++;
 	if (d->rec)
 		record_op(d, ret, true, true);
 	s->stack[s->top] = ret;
@@ -759,6 +775,7 @@ static void push(struct nt_decoder *d, struct src_dec *s, uint64_t ret)
 
 static bool pop(struct nt_decoder *d, struct src_dec *s, uint64_t *ret)
 {
+	d->stack_ops++;
 	if (!s->count) {
 		if (d->rec)
 			record_op(d, 0, false, false);
@@ -1557,6 +1574,161 @@ static int correlation_msg(struct nt_decoder *d, struct src_dec *s,
 	return 0;
 }
 
+/*
+ * A walk's event kept in evs, which has room for cap: bad once one is
+ * not an INSNS or there is no room (recording a run, replay_hist()).
+ */
+static void keep_walk_event(const struct nt_event *ev, struct nt_event *evs,
+			    unsigned int *n, unsigned int cap, bool *bad)
+{
+	if (ev->kind != NT_EV_INSNS || *n == cap)
+		*bad = true;
+	else
+		evs[(*n)++] = *ev;
+}
+
+/* replay_hist(): the first repetitions' events kept, and handed on */
+static void replay_event(void *ctx, const struct nt_event *ev)
+{
+	struct nt_decoder *d = ctx;
+
+	keep_walk_event(ev, d->rep_evs, &d->rep_nev, REPLAY_MAX_EVENTS,
+			&d->rep_bad);
+	d->rep_fn(d->rep_ctx, ev);
+}
+
+/* Where a repetition of replay_hist() started, and what was done by then. */
+struct replay_mark {
+	uint64_t pc, stack_ops, insns, halfwords, transfers;
+	unsigned int nev;
+};
+
+static void replay_mark(const struct nt_decoder *d, const struct src_dec *s,
+			struct replay_mark *m)
+{
+	m->pc = s->pc;
+	m->stack_ops = d->stack_ops;
+	m->insns = d->st.insns;
+	m->halfwords = d->st.halfwords;
+	m->transfers = d->st.transfers;
+	m->nev = d->rep_nev;
+}
+
+/*
+ * The earliest of repetitions 0 to k that the source is back at the
+ * start of, with no push or pop since; REPLAY_MAX_ROUND if none.
+ */
+static unsigned int replay_round(const struct nt_decoder *d,
+				 const struct src_dec *s,
+				 const struct replay_mark *at, uint64_t k)
+{
+	unsigned int i;
+
+	for (i = 0; i <= k; i++)
+		if (at[i].pc == s->pc && at[i].stack_ops == d->stack_ops)
+			return i;
+	return REPLAY_MAX_ROUND;
+}
+
+/*
+ * HIST bits (hist with its stop bit) repeated rep times: ResourceFull
+ * RCODE 2, and SiFive's RCODE 8 and 9 with a one-bit pattern. The
+ * message may walk at most max_repeat half-words: a damaged HREPEAT can
+ * ask for billions of branches, and each may lie up to WALK_SLACK
+ * half-words from the one before, so the count of bits alone bounds
+ * nothing useful.
+ *
+ * The walk depends on the PC, the return stack and the bits alone. So
+ * where a repetition ends at the PC an earlier one started from, with
+ * no push or pop in between, the repetitions from that one on come
+ * round again and again, walking the same blocks to the same events,
+ * and the half-words of all the whole rounds left are known before any
+ * of them is walked: a damaged HREPEAT fails at once. With the run
+ * cache those rounds' events are handed over again rather than walked
+ * (without it they are walked, to compare). What is left over, less
+ * than a round, is walked. Each repetition uses up its bits or fails:
+ * a walk to no end (END_NONE) stops nowhere else.
+ */
+static int replay_hist(struct nt_decoder *d, struct src_dec *s,
+		       uint64_t hist, uint64_t rep)
+{
+	struct replay_mark at[REPLAY_MAX_ROUND], now;
+	uint64_t left = d->cfg.max_repeat, k, rounds, hw;
+	bool keep = true;	/* the repetitions' events are kept */
+	struct hist_src hs;
+	unsigned int i;
+	int r = 0;
+
+	hist_init(&hs, hist, rep);
+	if (!hs.nbits)
+		return walk(d, s, UNBOUNDED, &hs, END_NONE, 0);
+	if (hs.rep > d->cfg.max_repeat / hs.nbits)
+		return fail(d, "repeated history beyond the replay limit", s->pc);
+	d->rep_bad = false;
+	d->rep_nev = 0;
+	d->rep_fn = d->fn;
+	d->rep_ctx = d->ctx;
+	d->fn = replay_event;
+	d->ctx = d;
+	for (k = 0; k < hs.rep; k++) {
+		struct hist_src one;
+
+		if (keep)
+			replay_mark(d, s, &at[k]);
+		hist_init(&one, hist, 1);
+		hw = d->st.halfwords;
+		r = walk(d, s, UNBOUNDED, &one, END_NONE, 0);
+		if (r)
+			break;
+		hw = d->st.halfwords - hw;
+		if (hw > left) {
+			r = fail(d, "repeated history beyond the replay limit",
+				 s->pc);
+			break;
+		}
+		left -= hw;
+		if (!keep)
+			continue;
+		i = d->rep_bad ? REPLAY_MAX_ROUND : replay_round(d, s, at, k);
+		if (i == REPLAY_MAX_ROUND && !d->rep_bad &&
+		    k + 1 < REPLAY_MAX_ROUND)
+			continue;
+		keep = false;
+		d->fn = d->rep_fn;
+		d->ctx = d->rep_ctx;
+		if (i == REPLAY_MAX_ROUND)
+			continue;	/* no round: each repetition is walked */
+		/* repetitions i to k are a round */
+		replay_mark(d, s, &now);
+		hw = now.halfwords - at[i].halfwords;
+		rounds = (hs.rep - k - 1) / (k + 1 - i);
+		if (rounds > left / hw) {
+			r = fail(d, "repeated history beyond the replay limit",
+				 s->pc);
+			break;
+		}
+		if (!d->cfg.run_cache)
+			continue;	/* walked, within the limit */
+		for (uint64_t n = 0; n < rounds; n++) {
+			unsigned int e;
+
+			for (e = at[i].nev; e < now.nev; e++)
+				d->fn(d->ctx, &d->rep_evs[e]);
+		}
+		left -= rounds * hw;
+		d->st.insns += rounds * (now.insns - at[i].insns);
+		d->st.halfwords += rounds * hw;
+		d->st.transfers += rounds * (now.transfers - at[i].transfers);
+		s->walked += rounds * hw;
+		k += rounds * (k + 1 - i);
+	}
+	if (keep) {
+		d->fn = d->rep_fn;
+		d->ctx = d->rep_ctx;
+	}
+	return r;
+}
+
 static int resource_full(struct nt_decoder *d, struct src_dec *s,
 			 const struct nt_msg *m)
 {
@@ -1571,25 +1743,21 @@ static int resource_full(struct nt_decoder *d, struct src_dec *s,
 		s->pend_icnt += m->rdata[0];
 		return 0;
 	case NT_RCODE_HIST:
+		hist_init(&hs, m->rdata[0], 1);
+		return walk(d, s, UNBOUNDED, &hs, END_NONE, 0);
 	case NT_RCODE_HIST_REPEAT:
-		hist_init(&hs, m->rdata[0],
-			  m->rcode == NT_RCODE_HIST ? 1 : m->rdata[1]);
-		break;
+		return replay_hist(d, s, m->rdata[0], m->rdata[1]);
 	case NT_RCODE_SIFIVE_NOT_TAKEN:
 	case NT_RCODE_SIFIVE_TAKEN:
 		if (!(d->cfg.stream.quirks & NT_QUIRK_SIFIVE))
 			return 0;
 		/* one outcome RDATA times: a one-bit HIST pattern repeated */
-		hist_init(&hs, m->rcode == NT_RCODE_SIFIVE_TAKEN ? 3 : 2,
-			  m->rdata[0]);
-		break;
+		return replay_hist(d, s, m->rcode == NT_RCODE_SIFIVE_TAKEN ?
+				   3 : 2, m->rdata[0]);
 	default:
 		/* vendor RCODEs carry nothing the flow depends on */
 		return 0;
 	}
-	if (hs.nbits && hs.rep > d->cfg.max_repeat / hs.nbits)
-		return fail(d, "repeated history beyond the replay limit", s->pc);
-	return walk(d, s, UNBOUNDED, &hs, END_NONE, 0);
 }
 
 /*
@@ -2677,10 +2845,8 @@ static void record_event(void *ctx, const struct nt_event *ev)
 {
 	struct nt_decoder *d = ctx;
 
-	if (ev->kind != NT_EV_INSNS || d->rec_nev == RUN_MAX_EVENTS)
-		d->rec_bad = true;
-	else
-		d->rec_evs[d->rec_nev++] = *ev;
+	keep_walk_event(ev, d->rec_evs, &d->rec_nev, RUN_MAX_EVENTS,
+			&d->rec_bad);
 	d->rec_fn(d->rec_ctx, ev);
 }
 

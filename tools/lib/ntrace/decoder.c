@@ -313,7 +313,7 @@ struct nt_decoder {
 	struct stack_op rec_ops[2 * RUN_MAX_VALUES];
 	/* push() and pop() calls, for replay_hist() */
 	uint64_t stack_ops;
-	/* replay_hist(): the first repetition's events, and the callback */
+	/* replay_hist(): the first repetitions' events, and the callback */
 	bool rep_bad;
 	nt_event_fn rep_fn;
 	void *rep_ctx;

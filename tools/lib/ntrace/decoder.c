@@ -1603,8 +1603,8 @@ struct replay_mark {
 	unsigned int nev;
 };
 
-static void replay_mark(const struct nt_decoder *d, const struct src_dec *s,
-			struct replay_mark *m)
+static void mark_repetition(const struct nt_decoder *d,
+			    const struct src_dec *s, struct replay_mark *m)
 {
 	m->pc = s->pc;
 	m->stack_ops = d->stack_ops;
@@ -1674,7 +1674,7 @@ static int replay_hist(struct nt_decoder *d, struct src_dec *s,
 		struct hist_src one;
 
 		if (keep)
-			replay_mark(d, s, &at[k]);
+			mark_repetition(d, s, &at[k]);
 		hist_init(&one, hist, 1);
 		hw = d->st.halfwords;
 		r = walk(d, s, UNBOUNDED, &one, END_NONE, 0);
@@ -1699,7 +1699,7 @@ static int replay_hist(struct nt_decoder *d, struct src_dec *s,
 		if (i == REPLAY_MAX_ROUND)
 			continue;	/* no round: each repetition is walked */
 		/* repetitions i to k are a round */
-		replay_mark(d, s, &now);
+		mark_repetition(d, s, &now);
 		hw = now.halfwords - at[i].halfwords;
 		rounds = (hs.rep - k - 1) / (k + 1 - i);
 		if (rounds > left / hw) {

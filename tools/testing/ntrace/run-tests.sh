@@ -37,15 +37,44 @@ tap_log() { # NAME: where its output goes
 }
 
 tap_start() {
-	local name=$1 log
-	log=$(tap_log "$1")
-	shift
+	tap_after -- "$@"
+}
+
+any_exists() { # FILE...
+	local f
+	for f; do
+		[[ -e $f ]] && return 0
+	done
+	return 1
+}
+
+# tap_after [JOB...] -- NAME CMD...: tap_start, but CMD starts once any
+# one of the JOBs has ended (all of them may have started already)
+tap_after() {
+	local after=() name log
+	while [[ $1 != -- ]]; do
+		after+=("$(tap_log "$1").end")
+		shift
+	done
+	name=$2
+	log=$(tap_log "$name")
+	shift 2
 	echo "== $name"
 	tap_t0[$name]=$SECONDS
 	tap_show[$name]=${SHOW_TAP:-0}
-	# the end time from the job itself: reports come in a fixed order
-	{ "$@"; st=$?; echo "$SECONDS" > "$log.end"; exit "$st"; } \
-		>"$log" 2>"$log.stderr" &
+	rm -f "$log.start" "$log.end"
+	# start and end times from the job itself: reports come in a fixed
+	# order, and a job may wait for another before it starts
+	{
+		while ((${#after[@]})) && ! any_exists "${after[@]}"; do
+			sleep 2
+		done
+		echo "$SECONDS" > "$log.start"
+		"$@"
+		st=$?
+		echo "$SECONDS" > "$log.end"
+		exit "$st"
+	} >"$log" 2>"$log.stderr" &
 	tap_pid[$name]=$!
 }
 
@@ -72,7 +101,7 @@ tap_report() {
 	[[ $notc -eq 0 ]] || echo "$name: full output in $log and $log.stderr"
 	# the time each part takes, for whoever has to keep the whole under
 	# CI's limit (Documentation/lab.rst, "Measured times")
-	echo "# $name took $(($(cat "$log.end" 2>/dev/null || echo "$SECONDS") - tap_t0[$name])) s"
+	echo "# $name took $(($(cat "$log.end" 2>/dev/null || echo "$SECONDS") - $(cat "$log.start" 2>/dev/null || echo "${tap_t0[$name]}"))) s"
 	echo "$name: $okc passed, $notc failed"
 	passed=$((passed + okc))
 	failed=$((failed + notc))
@@ -164,37 +193,47 @@ if [[ -n $lab ]]; then
 	run_tap "ntrace-hw" tools/qemu/ntrace-hw-test build
 	# Three board suites, two of them on the debug kernel (lockdep,
 	# KASAN, kmemleak), that kernel's build and the AutoFDO tests, in
-	# two rounds of jobs side by side: a suite keeps one core busy, the
-	# build two. What the suites build in build/ is built first.
+	# two lanes side by side: a suite keeps one core busy, the build
+	# two. Each lane starts its next job as soon as its last one ends,
+	# so neither waits for the other's. What the suites build in build/
+	# is built first.
 	step "host tools for the board suites" \
 		make -j"$jobs" O=build build/ntrace build/ntrace-plugin.so
 	debug_env=(env NTRACE_LAB_VARIANT=debug NTRACE_LAB_SMP=2
 		   NTRACE_LAB_KERNELS="$(bash -c '. tools/lab/lib.sh && newest_kernel')")
-	# The N-Trace driver and its perf PMU on that hardware, recordings
-	# decoded against the ground truth, on every lab kernel; beside it
-	# the debug kernel of the newest base is built and runs the CTR
-	# selftests on two harts, so that locking between harts is checked.
+	# One lane: the N-Trace driver and its perf PMU on that hardware,
+	# recordings decoded against the ground truth, on every lab kernel;
+	# then the same through perf record with patches/perf, perf decoding
+	# it on the host.
 	tap_start "ntrace-pmu" selftests/ntrace/pmu-test build
+	tap_after "ntrace-pmu" -- "ntrace-perf" selftests/ntrace/perf-test build
+	# The other: the debug kernel of the newest base is built and runs
+	# the CTR selftests on two harts, so that locking between harts is
+	# checked, then the PMU suite.
 	SHOW_TAP=1 tap_start "lab debug" "${debug_env[@]}" tools/lab/lab-test
-	tap_report "ntrace-pmu"
-	tap_report "lab debug"
-	# The same through perf record with patches/perf, perf decoding it on
-	# the host; the PMU suite again on the debug kernel; CTR and N-Trace
-	# branch stacks through perf into llvm-profgen and create_gcov, the
-	# two profiles compared, a clang rebuild with the N-Trace one
-	# counted on the board, on each kernel the lab built.
-	# The AutoFDO boards wait for the perf suite: a third board beside
-	# two made the emulated counters' host-timer overflows land in the
-	# kernel often enough to take CTR's mapped samples under 95%.
-	tap_start "ntrace-perf" selftests/ntrace/perf-test build
-	tap_start "ntrace-pmu debug" "${debug_env[@]}" selftests/ntrace/pmu-test build
-	tap_report "ntrace-perf"
+	tap_after "lab debug" -- "ntrace-pmu debug" "${debug_env[@]}" \
+		selftests/ntrace/pmu-test build
+	# CTR and N-Trace branch stacks through perf into llvm-profgen and
+	# create_gcov, the two profiles compared, a clang rebuild with the
+	# N-Trace one counted on the board, on each kernel the lab built,
+	# one after the other, in whichever lane ends first: never a third
+	# board beside two, which made the emulated counters' host-timer
+	# overflows land in the kernel often enough to take CTR's mapped
+	# samples under 95%. On a warm cache the debug lane ends first, on a
+	# cold one (the debug kernel's build) the other.
+	prev=("ntrace-perf" "ntrace-pmu debug")
+	afdo=()
 	for k in $(bash -c '. tools/lab/lib.sh && lab_kernels' 2>/dev/null |
 		awk '{print $1}'); do
-		run_tap "autofdo $k" selftests/ctr/autofdo-test.sh --kernel "$k" \
-			--build build
+		tap_after "${prev[@]}" -- "autofdo $k" \
+			selftests/ctr/autofdo-test.sh --kernel "$k" --build build
+		prev=("autofdo $k")
+		afdo+=("autofdo $k")
 	done
-	tap_report "ntrace-pmu debug"
+	for job in "ntrace-pmu" "lab debug" "ntrace-perf" "ntrace-pmu debug" \
+		"${afdo[@]}"; do
+		tap_report "$job"
+	done
 fi
 
 echo "$passed passed, $failed failed"

@@ -687,11 +687,19 @@ TEST_F_TIMEOUT(slow, record_exec, 600)
 #define DIRECT "/sys/module/ntrace/parameters/direct"
 
 /* What the driver's stats say a recording cost, to NAME.stats. */
-static const char *const stat_names[] = {
-	"drains", "bytes", "drain_ns", "trace_ns", "direct_bytes", "sink_full",
-	"direct_padded",
+enum {
+	STAT_DRAINS, STAT_BYTES, STAT_DRAIN_NS, STAT_TRACE_NS,
+	STAT_DIRECT_BYTES, STAT_SINK_FULL, STAT_DIRECT_PADDED, STAT_LATE_FILLS,
+	NSTATS
 };
-#define NSTATS ARRAY_SIZE(stat_names)
+
+static const char *const stat_names[NSTATS] = {
+	[STAT_DRAINS] = "drains", [STAT_BYTES] = "bytes",
+	[STAT_DRAIN_NS] = "drain_ns", [STAT_TRACE_NS] = "trace_ns",
+	[STAT_DIRECT_BYTES] = "direct_bytes", [STAT_SINK_FULL] = "sink_full",
+	[STAT_DIRECT_PADDED] = "direct_padded",
+	[STAT_LATE_FILLS] = "late_fills",
+};
 
 static void read_stats(long *v)
 {
@@ -704,33 +712,86 @@ static void read_stats(long *v)
 	}
 }
 
-static void write_stats(const char *name, const long *before)
+/* What the session NAME cost, stats/ after minus before, to NAME.stats. */
+static void write_stats(const char *name, const long *before, long *cost)
 {
 	long after[NSTATS];
 	char path[256];
 	FILE *f;
 
 	read_stats(after);
+	for (unsigned int i = 0; i < NSTATS; i++)
+		cost[i] = after[i] - before[i];
 	snprintf(path, sizeof(path), "%s/%s.stats", outdir(), name);
 	f = fopen(path, "w");
 	if (!f)
 		return;
 	for (unsigned int i = 0; i < NSTATS; i++)
-		fprintf(f, "%s %ld\n", stat_names[i], after[i] - before[i]);
+		fprintf(f, "%s %ld\n", stat_names[i], cost[i]);
 	fclose(f);
 }
 
-/* A per-task user-only recording, with what it cost to NAME.stats. */
+/*
+ * The last session noted becomes NAME, and its files NAME.*: the host
+ * takes it for what the name says (pmu-test).
+ */
+static void renote_last_session(const char *old, const char *name)
+{
+	static const char *const kinds[] = { "aux", "info", "stats" };
+	char path[256], to[256], buf[16384];
+	size_t len, start;
+	FILE *f;
+
+	for (unsigned int i = 0; i < ARRAY_SIZE(kinds); i++) {
+		snprintf(path, sizeof(path), "%s/%s.%s", outdir(), old, kinds[i]);
+		snprintf(to, sizeof(to), "%s/%s.%s", outdir(), name, kinds[i]);
+		rename(path, to);
+	}
+	snprintf(path, sizeof(path), "%s/sessions", outdir());
+	f = fopen(path, "r+");
+	if (!f)
+		return;
+	len = fread(buf, 1, sizeof(buf), f);
+	/* the last line's start: after the newline before its own */
+	start = len && len < sizeof(buf) ? len - 1 : 0;
+	while (start && buf[start - 1] != '\n')
+		start--;
+	if (len < sizeof(buf) && !fseek(f, start, SEEK_SET) &&
+	    !ftruncate(fileno(f), start))
+		fprintf(f, "%s\n", name);
+	fclose(f);
+}
+
+/*
+ * A per-task user-only recording, with what it cost to NAME.stats.
+ * A long run may meet a drain timer that fires later than the sink
+ * lasts: on the emulated board under a loaded host one fired 0.8 s
+ * late (stats/max_late_ns), when this test's trace fills half of a
+ * 512 KiB sink in under 0.1 s at its fastest. The trace is lost and
+ * reported (PARTIAL) as designed, but that is the board's timing, not
+ * the driver's plan: a session whose every sink fill the driver found
+ * after the room ran out at the fastest rate it had seen
+ * (stats/late_fills) is noted as "late.NAME.N" (pmu-test prints it) and
+ * recorded again, up to twice. The last attempt is judged as any other
+ * session; so is a loss the driver could have prevented.
+ */
 static int record_costed(const char *name, unsigned long long config,
 			 const char *rounds, const char *how)
 {
-	long before[NSTATS];
+	long before[NSTATS], cost[NSTATS];
+	char late[64];
 	int ret;
 
-	read_stats(before);
-	ret = record(name, config, 1, 0, 0, AUX_PAGES, rounds, how);
-	write_stats(name, before);
-	return ret;
+	for (int attempt = 1;; attempt++) {
+		read_stats(before);
+		ret = record(name, config, 1, 0, 0, AUX_PAGES, rounds, how);
+		write_stats(name, before, cost);
+		if (attempt == 3 || !cost[STAT_SINK_FULL] ||
+		    cost[STAT_LATE_FILLS] != cost[STAT_SINK_FULL])
+			return ret;
+		snprintf(late, sizeof(late), "late.%s.%d", name, attempt);
+		renote_last_session(name, late);
+	}
 }
 
 /*

@@ -228,6 +228,9 @@ static const char *outdir(void)
 	return d ? d : "/tmp";
 }
 
+/* where the last session's line starts in the list: renote_last_session() */
+static long last_note_at = -1;
+
 static void note_session(const char *name)
 {
 	char path[256];
@@ -236,6 +239,8 @@ static void note_session(const char *name)
 	snprintf(path, sizeof(path), "%s/sessions", outdir());
 	f = fopen(path, "a");
 	if (f) {
+		fseek(f, 0, SEEK_END);
+		last_note_at = ftell(f);
 		fprintf(f, "%s\n", name);
 		fclose(f);
 	}
@@ -738,9 +743,7 @@ static void write_stats(const char *name, const long *before, long *cost)
 static void renote_last_session(const char *old, const char *name)
 {
 	static const char *const kinds[] = { "aux", "info", "stats" };
-	char path[256], to[256], buf[16384];
-	size_t len, start;
-	FILE *f;
+	char path[256], to[256];
 
 	for (unsigned int i = 0; i < ARRAY_SIZE(kinds); i++) {
 		snprintf(path, sizeof(path), "%s/%s.%s", outdir(), old, kinds[i]);
@@ -748,18 +751,8 @@ static void renote_last_session(const char *old, const char *name)
 		rename(path, to);
 	}
 	snprintf(path, sizeof(path), "%s/sessions", outdir());
-	f = fopen(path, "r+");
-	if (!f)
-		return;
-	len = fread(buf, 1, sizeof(buf), f);
-	/* the last line's start: after the newline before its own */
-	start = len && len < sizeof(buf) ? len - 1 : 0;
-	while (start && buf[start - 1] != '\n')
-		start--;
-	if (len < sizeof(buf) && !fseek(f, start, SEEK_SET) &&
-	    !ftruncate(fileno(f), start))
-		fprintf(f, "%s\n", name);
-	fclose(f);
+	if (last_note_at >= 0 && !truncate(path, last_note_at))
+		note_session(name);
 }
 
 /*

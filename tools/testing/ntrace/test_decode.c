@@ -1418,6 +1418,161 @@ static void by_source_many(struct prog *p)
 	free(mixed);
 }
 
+static bool is_trap(const struct nt_record *r)
+{
+	return r->itype == NT_ITYPE_EXCEPTION || r->itype == NT_ITYPE_INTERRUPT;
+}
+
+/*
+ * p's records cut into stretches of 1 to nrecs/8 + 1 records, each
+ * traced by the other of encoders e[0] and e[1] from a sync (trace
+ * enabled) to a ProgTraceCorrelation (trace disabled), the stretches
+ * one after the other, as a funnel passes them when one task moves
+ * between two harts. A stretch ends between two instructions, never at
+ * a trap (a hart is left from the scheduler's interrupt, which the
+ * trace of the task's privilege level does not see). The trace is the
+ * caller's to free, with truth, the PCs the task ran (*ntruth); NULL
+ * if out of memory.
+ */
+static uint8_t *turns_trace(const struct prog *p, struct nt_encoder *e[2],
+			    uint64_t *state, size_t *len, uint64_t **truth,
+			    size_t *ntruth, unsigned int *stretches)
+{
+	uint8_t *buf = NULL;
+	size_t cap = 0, i = 0;
+
+	*len = 0;
+	*ntruth = 0;
+	*stretches = 0;
+	*truth = malloc(p->nrecs * sizeof(**truth));
+	while (*truth && i < p->nrecs) {
+		struct nt_encoder *enc = e[*stretches % 2];
+		size_t end = i + 1 + xorshift64(state) % (p->nrecs / 8 + 1);
+		const uint8_t *out;
+		size_t n;
+
+		if (end > p->nrecs)
+			end = p->nrecs;
+		while (end < p->nrecs &&
+		       (is_trap(&p->recs[end - 1]) || is_trap(&p->recs[end])))
+			end++;
+		nt_encoder_start(enc, NT_SYNC_TRACE_ENABLE);
+		for (; i < end; i++) {
+			nt_encoder_retire(enc, &p->recs[i]);
+			/* an interrupt's record is no instruction of its own */
+			if (p->recs[i].itype != NT_ITYPE_INTERRUPT)
+				(*truth)[(*ntruth)++] = p->recs[i].addr;
+		}
+		nt_encoder_stop(enc, NT_EVCODE_TRACE_DISABLED,
+				p->recs[end - 1].tstamp);
+		out = nt_encoder_output(enc, &n);
+		if (*len + n > cap) {
+			cap = 2 * (*len + n);
+			buf = realloc(buf, cap);
+			if (!buf)
+				abort();
+		}
+		memcpy(buf + *len, out, n);
+		*len += n;
+		nt_encoder_consume(enc, n);
+		(*stretches)++;
+	}
+	return buf;
+}
+
+/*
+ * One task that the scheduler moves between two harts whose encoders
+ * share a funnel: the usual `perf record -e ntrace//u -- ./app` on a
+ * board with two harts. Decoded in stream order, with the run cache
+ * and without, fed at once and in pieces, the trace gives exactly the
+ * PCs the task ran; decoded by source, each hart's events are those of
+ * stream order. As for one encoder, the exit ecall may be missing at
+ * the very end (same_as_truth()).
+ */
+static void harts_in_turns(struct prog *p)
+{
+	static const unsigned int sets[] = { 0, 1, 2, 5, 8 };
+	uint64_t state = 0x3c6ef372fe94f82bull;
+	size_t k;
+
+	for (k = 0; k < sizeof(sets) / sizeof(sets[0]); k++) {
+		const struct option_set *os = &option_sets[sets[k]];
+		unsigned int bits = k % 2 ? NT_MAX_SRC_BITS : 2;
+		uint16_t ids[2] = { k % 2 ? 0x8c1 : 1, k % 2 ? 0x3c1 : 2 };
+		struct nt_encoder_cfg ecfg[2];
+		struct nt_encoder *e[2] = { NULL, NULL };
+		unsigned int j, stretches = 0, bad = 0;
+		uint64_t *truth = NULL;
+		size_t len = 0, ntruth = 0, syncs = 0;
+		uint8_t *buf = NULL;
+
+		for (j = 0; j < 2; j++) {
+			nt_encoder_cfg_default(&ecfg[j]);
+			os->apply(&ecfg[j]);
+			ecfg[j].stream.src_bits = (uint8_t)bits;
+			ecfg[j].src_id = ids[j];
+			e[j] = nt_encoder_new(&ecfg[j], NULL);
+		}
+		if (e[0] && e[1])
+			buf = turns_trace(p, e, &state, &len, &truth, &ntruth,
+					  &stretches);
+		for (j = 0; buf && j < 3; j++) {
+			struct nt_decoder_cfg dc;
+			struct nt_decoder *d;
+			struct collect c;
+			struct src_cmp sc;
+			size_t n;
+
+			nt_decoder_cfg_default(&dc);
+			dc.stream = ecfg[0].stream;
+			dc.all_jumps = ecfg[0].all_jumps;
+			dc.mode = ecfg[0].mode;
+			dc.images_complete = true;
+			dc.ir_depth = ecfg[0].ir_depth;
+			dc.run_cache = j != 1;
+			memset(&c, 0, sizeof(c));
+			d = nt_decoder_new(&dc, on_event, &c, NULL);
+			if (!d)
+				abort();
+			nt_decoder_add_image(d, p->img, true, 0);
+			feed_all(d, buf, len, j ? 1 + xorshift64(&state) % 4096 : 0,
+				 &c.st, NULL);
+			n = c.n < ntruth ? c.n : ntruth;
+			if (c.gaps || c.nsyncs < stretches ||
+			    memcmp(c.pcs, truth, n * sizeof(*truth)) ||
+			    !(c.n == ntruth ||
+			      (c.n + 1 == ntruth &&
+			       p->recs[p->nrecs - 1].itype == NT_ITYPE_EXCEPTION))) {
+				if (!bad++)
+					tap_diag("%s: decode %u: %zu of %zu PCs, "
+						 "%zu gaps, %zu syncs for %u "
+						 "stretches", os->name, j, c.n,
+						 ntruth, c.gaps, c.nsyncs,
+						 stretches);
+			}
+			syncs += c.nsyncs;
+			collect_free(&c);
+			src_cmp_run(&sc, &dc, p->img, buf, len, j == 2,
+				    j ? FEED_AT_ENDS : 0);
+			if (!sc.same && !bad++)
+				tap_diag("%s: decode %u by source: first "
+					 "difference #%zu", os->name, j,
+					 sc.first);
+			src_cmp_free(&sc);
+		}
+		tap_ok(buf && !bad && stretches > 2,
+		       "%s %s, one task moving between two harts through a "
+		       "funnel (SRC %u bits, %u stretches): the PCs it ran, "
+		       "exactly, and by source as in stream order (%zu "
+		       "syncs in 3 decodes)", p->name, os->name, bits,
+		       stretches, syncs);
+		free(truth);
+		free(buf);
+		nt_encoder_free(e[0]);
+		nt_encoder_free(e[1]);
+	}
+}
+
 /*
  * The PC list through the writers' batch entry, nt_out_events(), from
  * a decoder made for batches with its run cache: the same text as one
@@ -3601,6 +3756,7 @@ int main(int argc, char **argv)
 		run_cache_states(&p);
 		run_cache_sources(&p);
 		by_source_same(&p);
+		harts_in_turns(&p);
 		if (i == 0)
 			by_source_many(&p);
 		batch_writer_same(&p);

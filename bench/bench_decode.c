@@ -7,7 +7,8 @@
  * The program's records are replayed through the encoder until the trace
  * holds at least INSNS instructions (default 300M), for three option sets,
  * for two of them again with two sources (two harts through a funnel,
- * SRC 1 bit wide) and again with TSTAMP (a time unit a record, as
+ * SRC 1 bit wide), tracing at once and, for BTM, in turns (one task that
+ * moves between the harts), and again with TSTAMP (a time unit a record, as
  * `ntrace encode` stamps them). Or TRACE, an HTM or BTM trace of the ELF
  * without TSTAMP (its SRC SRC_BITS wide, default none), is decoded as it
  * is. Each trace is written to a file and decoded in a
@@ -101,10 +102,14 @@ static void drain(struct nt_encoder *e, struct sink *k)
  * two sources, a second encoder (SRC 1) traces p a third of the way
  * ahead, and each writes what it made after every record, as a funnel
  * merges two harts that trace at once: their messages alternate as
- * finely as they come.
+ * finely as they come. With two sources in turns, they trace one task
+ * that the scheduler moves to the other hart after every run of p: the
+ * encoder it leaves stops (a ProgTraceCorrelation), the one it comes to
+ * starts with a sync, as the driver switches them (driver.rst). That is
+ * `perf record -e ntrace//u -- ./app` on a board with a funnel.
  */
 static char *make_trace(const struct prog *p, const struct nt_encoder_cfg *cfg,
-			unsigned int sources, uint64_t min_insns,
+			unsigned int sources, bool turns, uint64_t min_insns,
 			uint64_t *insns, size_t *bytes)
 {
 	static char path[] = "/tmp/ntrace-bench-decode.XXXXXX";
@@ -125,13 +130,24 @@ static char *make_trace(const struct prog *p, const struct nt_encoder_cfg *cfg,
 		e[k] = nt_encoder_new(&c, &err);
 		if (!e[k])
 			die("%s", err);
-		nt_encoder_start(e[k], NT_SYNC_TRACE_ENABLE);
+		if (!turns || !k)
+			nt_encoder_start(e[k], NT_SYNC_TRACE_ENABLE);
 	}
 	if (sink.fd < 0)
 		die("%s", strerror(errno));
 	*insns = 0;
 	/* the exit ecall's trap leads back to the entry: one long run */
-	while (*insns < min_insns) {
+	for (k = 0; turns && *insns < min_insns; k = !k) {
+		nt_encoder_start(e[k], NT_SYNC_TRACE_ENABLE);
+		for (i = 0; i < p->nrecs; i++) {
+			nt_encoder_retire(e[k], &p->recs[i]);
+			drain(e[k], &sink);
+		}
+		nt_encoder_stop(e[k], NT_EVCODE_TRACE_DISABLED, 0);
+		drain(e[k], &sink);
+		*insns += p->gen.retired;
+	}
+	while (!turns && *insns < min_insns) {
 		for (i = 0; i < p->nrecs; i++) {
 			for (k = 0; k < sources; k++) {
 				nt_encoder_retire(e[k], &p->recs[k ?
@@ -389,14 +405,16 @@ int main(int argc, char **argv)
 		const char *name;
 		void (*apply)(struct nt_encoder_cfg *c);
 		unsigned int sources;	/* 2: SRC 1 bit, through a funnel */
+		bool turns;		/* the sources trace one at a time */
 	} sets[] = {
-		{ "htm+ir3+repeat-history", os_htm_ir3_rh, 1 },
-		{ "htm", os_htm_plain, 1 },
-		{ "btm", os_btm, 1 },
-		{ "htm, 2 sources", os_htm_plain, 2 },
-		{ "btm, 2 sources", os_btm, 2 },
-		{ "htm+ts", os_htm_ts, 1 },
-		{ "btm+ts", os_btm_ts, 1 },
+		{ "htm+ir3+repeat-history", os_htm_ir3_rh, 1, false },
+		{ "htm", os_htm_plain, 1, false },
+		{ "btm", os_btm, 1, false },
+		{ "htm, 2 sources", os_htm_plain, 2, false },
+		{ "btm, 2 sources", os_btm, 2, false },
+		{ "btm, 2 in turns", os_btm, 2, true },
+		{ "htm+ts", os_htm_ts, 1, false },
+		{ "btm+ts", os_btm_ts, 1, false },
 	};
 	uint64_t min_insns = 300000000;
 	unsigned long reps = 3;
@@ -465,8 +483,8 @@ int main(int argc, char **argv)
 		sets[k].apply(&cfg);
 		if (sets[k].sources > 1)
 			cfg.stream.src_bits = 1;
-		path = make_trace(&p, &cfg, sets[k].sources, min_insns, &insns,
-				  &bytes);
+		path = make_trace(&p, &cfg, sets[k].sources, sets[k].turns,
+				  min_insns, &insns, &bytes);
 		bench_trace(sets[k].name, &cfg.stream, &p, path, bytes, reps);
 		unlink(path);
 		free(path);

@@ -12,7 +12,7 @@
 #      call) and 64 KiB chunks
 #   4. flow decoder throughput and peak memory on >= 300M-instruction
 #      traces (BENCH_DECODE_INSNS overrides), of one source and of two
-#      through a funnel (SRC)
+#      through a funnel (SRC), tracing at once or in turns
 #   5. 'ntrace decode --format pcs -o /dev/null' on such a trace
 #   6. perf script --itrace=b against ntrace decode --format branches on
 #      a recording the lab board made (bench/perf-decode.sh; root and

@@ -2,6 +2,31 @@
 # Sourced by the board suites (pmu-test, perf-test, drain-soak): reading
 # the emulated hardware's ground truth (Documentation/lab.rst).
 
+# The plugin keeps a truth file per hart, named by QEMU's vCPU index,
+# which on the virt board is the hart ID. The driver's SRC, perf's cpu
+# and whatever the board's programs say are Linux's CPU numbers, and
+# Linux numbers its boot hart 0: the hart that won OpenSBI's lottery,
+# hart 1 on some boots (a 7.3.4 board on 2026-12-04 logged
+# "bf000000.trace-encoder: cpu 1"). Each go.sh writes out/harts first,
+# a "CPU HART" line per CPU of /proc/cpuinfo.
+truth_file() { # share cpu -> stdout: the plugin's file for that CPU
+	local hart
+
+	hart=$(awk -v c="$2" '$1 == c { print $2; exit }' "$1/out/harts" 2> /dev/null)
+	# without the map, a file that does not exist: nothing compares equal
+	echo "$1/ntrace-truth.${hart:-of-cpu-$2-unknown}"
+}
+
+# Whether out/harts names CPUs 0..n-1 once each and harts 0..n-1 once
+# each; its lines as "cpuC=hartH" on stdout either way.
+harts_ok() { # share n -> stdout, status
+	awk -v n="$2" '
+		{ printf "%scpu%s=hart%s", k++ ? " " : "", $1, $2 }
+		NF == 2 && $1 ~ /^[0-9]+$/ && $2 ~ /^[0-9]+$/ &&
+			$1 < n && $2 < n && !c[$1]++ && !h[$2]++ { good++ }
+		END { exit !(k == n && good == n) }' "$1/out/harts" 2> /dev/null
+}
+
 # The ground truth of session k (the k-th session a suite noted): the
 # plugin marks every start of the sink from reset ("# sink"): the
 # driver's probe once, then each session's first start. Session k starts

@@ -7,8 +7,8 @@
  * The program's records are replayed through the encoder until the trace
  * holds at least INSNS instructions (default 300M), for three option sets,
  * for two of them again with two sources (two harts through a funnel,
- * SRC 1 bit wide), tracing at once and, for BTM, in turns (one task that
- * moves between the harts), and again with TSTAMP (a time unit a record, as
+ * SRC 1 bit wide), tracing at once and in turns (one task that moves
+ * between the harts), and again with TSTAMP (a time unit a record, as
  * `ntrace encode` stamps them). Or TRACE, an HTM or BTM trace of the ELF
  * without TSTAMP (its SRC SRC_BITS wide, default none), is decoded as it
  * is. Each trace is written to a file and decoded in a
@@ -412,6 +412,7 @@ int main(int argc, char **argv)
 		{ "btm", os_btm, 1, false },
 		{ "htm, 2 sources", os_htm_plain, 2, false },
 		{ "btm, 2 sources", os_btm, 2, false },
+		{ "htm, 2 in turns", os_htm_plain, 2, true },
 		{ "btm, 2 in turns", os_btm, 2, true },
 		{ "htm+ts", os_htm_ts, 1, false },
 		{ "btm+ts", os_btm_ts, 1, false },

@@ -189,6 +189,19 @@ static void feed_all(struct nt_decoder *d, const uint8_t *buf, size_t len,
 	nt_decoder_free(d);
 }
 
+/* The decoder settings for what ecfg encoded, all of the program known. */
+static void decoder_cfg_for(const struct nt_encoder_cfg *ecfg,
+			    struct nt_decoder_cfg *cfg)
+{
+	nt_decoder_cfg_default(cfg);
+	cfg->stream = ecfg->stream;
+	cfg->all_jumps = ecfg->all_jumps;
+	cfg->mode = ecfg->mode;
+	cfg->images_complete = true;
+	/* as deep as the encoder's: both drop the oldest return the same */
+	cfg->ir_depth = ecfg->ir_depth;
+}
+
 /* Decode buf with the settings ecfg encoded it with, chunk bytes a feed. */
 static void run_decoder(const struct nt_encoder_cfg *ecfg,
 			const struct nt_image *img, const uint8_t *buf,
@@ -199,13 +212,7 @@ static void run_decoder(const struct nt_encoder_cfg *ecfg,
 	struct nt_decoder *d;
 	const char *err = NULL;
 
-	nt_decoder_cfg_default(&cfg);
-	cfg.stream = ecfg->stream;
-	cfg.all_jumps = ecfg->all_jumps;
-	cfg.mode = ecfg->mode;
-	cfg.images_complete = true;
-	/* as deep as the encoder's: both drop the oldest return the same */
-	cfg.ir_depth = ecfg->ir_depth;
+	decoder_cfg_for(ecfg, &cfg);
 	d = nt_decoder_new(&cfg, fn, ctx, &err);
 	if (!d)
 		return;
@@ -222,26 +229,33 @@ static void decode(const struct nt_encoder_cfg *ecfg, const struct nt_image *img
 }
 
 /*
- * The decoded PCs must equal the executed ones. One instruction may be
- * missing at the very end: the program exits through an ecall whose
- * trap handler is never traced, and N-Trace has no message for a trap
- * whose destination is unknown.
+ * The decoded PCs must equal want, the n that p ran. One instruction
+ * may be missing at the very end: the program exits through an ecall
+ * whose trap handler is never traced, and N-Trace has no message for a
+ * trap whose destination is unknown.
  */
+static bool same_pcs(const struct prog *p, const uint64_t *want, size_t n,
+		     const struct collect *c, size_t *first_diff)
+{
+	size_t common = c->n < n ? c->n : n, i;
+
+	for (i = 0; i < common; i++)
+		if (c->pcs[i] != want[i])
+			break;
+	*first_diff = i;
+	if (i < common)
+		return false;
+	if (c->n == n)
+		return true;
+	return c->n + 1 == n && p->recs[p->nrecs - 1].itype ==
+	       NT_ITYPE_EXCEPTION;
+}
+
+/* The decoded PCs against the executed ones (same_pcs()). */
 static bool same_as_truth(const struct prog *p, const struct collect *c,
 			  size_t *first_diff)
 {
-	size_t n = c->n < p->npcs ? c->n : p->npcs, i;
-
-	for (i = 0; i < n; i++)
-		if (c->pcs[i] != p->pcs[i])
-			break;
-	*first_diff = i;
-	if (i < n)
-		return false;
-	if (c->n == p->npcs)
-		return true;
-	return c->n + 1 == p->npcs && p->recs[p->nrecs - 1].itype ==
-	       NT_ITYPE_EXCEPTION;
+	return same_pcs(p, p->pcs, p->npcs, c, first_diff);
 }
 
 /* ---- code supplied on demand ------------------------------------------- */
@@ -1052,6 +1066,32 @@ static uint8_t *funnel(const uint8_t *a, size_t alen, const uint8_t *b,
 }
 
 /*
+ * The SRC of the two sources of a funnel test's k-th option set: 2 bits
+ * wide, or the widest (12 bits, ids that differ only in SRC's second
+ * byte), in turn; ids to ids[0] and ids[1], the width returned.
+ */
+static unsigned int funnel_ids(size_t k, uint16_t ids[2])
+{
+	ids[0] = k % 2 ? 0x8c1 : 1;
+	ids[1] = k % 2 ? 0x3c1 : 2;
+	return k % 2 ? NT_MAX_SRC_BITS : 2;
+}
+
+/* The settings of two encoders with option set os, SRC bits wide. */
+static void funnel_cfgs(const struct option_set *os, unsigned int bits,
+			const uint16_t ids[2], struct nt_encoder_cfg cfg[2])
+{
+	unsigned int j;
+
+	for (j = 0; j < 2; j++) {
+		nt_encoder_cfg_default(&cfg[j]);
+		os->apply(&cfg[j]);
+		cfg[j].stream.src_bits = (uint8_t)bits;
+		cfg[j].src_id = ids[j];
+	}
+}
+
+/*
  * p traced by two encoders with option set os, SRC bits wide, ids[0]
  * and ids[1], through a funnel: the trace (*flen bytes, the caller's
  * to free) and the first encoder's settings in ecfg; NULL if encoding
@@ -1067,13 +1107,9 @@ static uint8_t *funnel_two(struct prog *p, const struct option_set *os,
 	size_t len[2];
 	unsigned int j;
 
-	for (j = 0; j < 2; j++) {
-		nt_encoder_cfg_default(&cfg[j]);
-		os->apply(&cfg[j]);
-		cfg[j].stream.src_bits = (uint8_t)bits;
-		cfg[j].src_id = ids[j];
+	funnel_cfgs(os, bits, ids, cfg);
+	for (j = 0; j < 2; j++)
 		buf[j] = prog_encode(p, &cfg[j], &len[j]);
-	}
 	if (buf[0] && buf[1])
 		mixed = funnel(buf[0], len[0], buf[1], len[1], state, flen);
 	*ecfg = cfg[0];
@@ -1119,8 +1155,8 @@ static void run_cache_sources(struct prog *p)
 
 	for (k = 0; k < sizeof(sets) / sizeof(sets[0]); k++) {
 		const struct option_set *os = &option_sets[sets[k]];
-		unsigned int bits = k % 2 ? NT_MAX_SRC_BITS : 2;
-		uint16_t ids[2] = { k % 2 ? 0x8c1 : 1, k % 2 ? 0x3c1 : 2 };
+		uint16_t ids[2];
+		unsigned int bits = funnel_ids(k, ids);
 		unsigned int trial, differ = 0, trials = 8;
 		uint64_t msgs = 0, cached = 0, by_src[2] = { 0, 0 };
 		struct nt_encoder_cfg ecfg;
@@ -1275,8 +1311,8 @@ static void by_source_same(struct prog *p)
 		const struct option_set *os = k < nsets ?
 					      &option_sets[sets[k]] :
 					      &ts_sets[k - nsets];
-		unsigned int bits = k % 2 ? NT_MAX_SRC_BITS : 2;
-		uint16_t ids[2] = { k % 2 ? 0x8c1 : 1, k % 2 ? 0x3c1 : 2 };
+		uint16_t ids[2];
+		unsigned int bits = funnel_ids(k, ids);
 		unsigned int trial, differ = 0, trials = 12;
 		size_t flen, events = 0, gaps = 0, i;
 		bool grouped = false;
@@ -1487,7 +1523,7 @@ static uint8_t *turns_trace(const struct prog *p, struct nt_encoder *e[2],
  * and without, fed at once and in pieces, the trace gives exactly the
  * PCs the task ran; decoded by source, each hart's events are those of
  * stream order. As for one encoder, the exit ecall may be missing at
- * the very end (same_as_truth()).
+ * the very end (same_pcs()).
  */
 static void harts_in_turns(struct prog *p)
 {
@@ -1497,8 +1533,8 @@ static void harts_in_turns(struct prog *p)
 
 	for (k = 0; k < sizeof(sets) / sizeof(sets[0]); k++) {
 		const struct option_set *os = &option_sets[sets[k]];
-		unsigned int bits = k % 2 ? NT_MAX_SRC_BITS : 2;
-		uint16_t ids[2] = { k % 2 ? 0x8c1 : 1, k % 2 ? 0x3c1 : 2 };
+		uint16_t ids[2];
+		unsigned int bits = funnel_ids(k, ids);
 		struct nt_encoder_cfg ecfg[2];
 		struct nt_encoder *e[2] = { NULL, NULL };
 		unsigned int j, stretches = 0, bad = 0;
@@ -1506,13 +1542,9 @@ static void harts_in_turns(struct prog *p)
 		size_t len = 0, ntruth = 0, syncs = 0;
 		uint8_t *buf = NULL;
 
-		for (j = 0; j < 2; j++) {
-			nt_encoder_cfg_default(&ecfg[j]);
-			os->apply(&ecfg[j]);
-			ecfg[j].stream.src_bits = (uint8_t)bits;
-			ecfg[j].src_id = ids[j];
+		funnel_cfgs(os, bits, ids, ecfg);
+		for (j = 0; j < 2; j++)
 			e[j] = nt_encoder_new(&ecfg[j], NULL);
-		}
 		if (e[0] && e[1])
 			buf = turns_trace(p, e, &state, &len, &truth, &ntruth,
 					  &stretches);
@@ -1521,14 +1553,9 @@ static void harts_in_turns(struct prog *p)
 			struct nt_decoder *d;
 			struct collect c;
 			struct src_cmp sc;
-			size_t n;
+			size_t diff;
 
-			nt_decoder_cfg_default(&dc);
-			dc.stream = ecfg[0].stream;
-			dc.all_jumps = ecfg[0].all_jumps;
-			dc.mode = ecfg[0].mode;
-			dc.images_complete = true;
-			dc.ir_depth = ecfg[0].ir_depth;
+			decoder_cfg_for(&ecfg[0], &dc);
 			dc.run_cache = j != 1;
 			memset(&c, 0, sizeof(c));
 			d = nt_decoder_new(&dc, on_event, &c, NULL);
@@ -1537,17 +1564,14 @@ static void harts_in_turns(struct prog *p)
 			nt_decoder_add_image(d, p->img, true, 0);
 			feed_all(d, buf, len, j ? 1 + xorshift64(&state) % 4096 : 0,
 				 &c.st, NULL);
-			n = c.n < ntruth ? c.n : ntruth;
 			if (c.gaps || c.nsyncs < stretches ||
-			    memcmp(c.pcs, truth, n * sizeof(*truth)) ||
-			    !(c.n == ntruth ||
-			      (c.n + 1 == ntruth &&
-			       p->recs[p->nrecs - 1].itype == NT_ITYPE_EXCEPTION))) {
+			    !same_pcs(p, truth, ntruth, &c, &diff)) {
 				if (!bad++)
 					tap_diag("%s: decode %u: %zu of %zu PCs, "
-						 "%zu gaps, %zu syncs for %u "
+						 "first difference #%zu, %zu "
+						 "gaps, %zu syncs for %u "
 						 "stretches", os->name, j, c.n,
-						 ntruth, c.gaps, c.nsyncs,
+						 ntruth, diff, c.gaps, c.nsyncs,
 						 stretches);
 			}
 			syncs += c.nsyncs;

@@ -130,7 +130,8 @@ static char *make_trace(const struct prog *p, const struct nt_encoder_cfg *cfg,
 		e[k] = nt_encoder_new(&c, &err);
 		if (!e[k])
 			die("%s", err);
-		if (!turns || !k)
+		/* in turns, each starts as the task comes to its hart */
+		if (!turns)
 			nt_encoder_start(e[k], NT_SYNC_TRACE_ENABLE);
 	}
 	if (sink.fd < 0)

@@ -7,8 +7,8 @@
 # and whatever the board's programs say are Linux's CPU numbers, and
 # Linux numbers its boot hart 0: the hart that won OpenSBI's lottery,
 # hart 1 on some boots (a 7.3.4 board on 2026-12-04 logged
-# "bf000000.trace-encoder: cpu 1"). Each go.sh writes out/harts first,
-# a "CPU HART" line per CPU of /proc/cpuinfo.
+# "bf000000.trace-encoder: cpu 1"). Each go.sh first writes out/harts
+# with cpu-harts.sh, a "CPU HART" line per CPU of /proc/cpuinfo.
 truth_file() { # share cpu -> stdout: the plugin's file for that CPU
 	local hart
 
